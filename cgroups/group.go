@@ -72,11 +72,50 @@ func (g *Group) Create() error {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = os.MkdirAll(d, 0o755)
 		}
-		if err != nil && !errors.Is(err, fs.ErrExist) {
+		if err == nil {
+			g.made(d)
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("cgroups: create %s: %w", d, err)
 		}
 	}
 	return nil
+}
+
+// made notes that g's directory d was just made: what was written to the
+// files of its controllers before is gone, and their CPU bandwidth is the
+// kernel's default for a new group (v1's shares of one CPU, v2's weight
+// 100, no quota, the default period), which SetLimits then does not write
+// again: a task's group, made at each
+// launch, is written only what it does not hold already.
+func (g *Group) made(d string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.h.controllers {
+		if g.Dir(c) != d {
+			continue
+		}
+		for k := range g.written {
+			if strings.HasPrefix(k, c+"/") {
+				delete(g.written, k)
+			}
+		}
+		if c != CPU {
+			continue
+		}
+		if g.written == nil {
+			g.written = map[string]string{}
+		}
+		if g.h.mode == V1 {
+			g.written[CPU+"/cpu.shares"] = itoa(Shares(1))
+			g.written[CPU+"/cpu.cfs_period_us"] = itoa(CFSPeriod)
+			g.written[CPU+"/cpu.cfs_quota_us"] = "-1"
+		} else {
+			g.written[CPU+"/cpu.weight"] = "100" // the kernel's, which no whole number of CPUs maps to
+			g.written[CPU+"/cpu.max"] = "max " + itoa(CFSPeriod)
+		}
+	}
 }
 
 // enableSubtree enables the controllers in use for g's children (v2).

@@ -1,8 +1,12 @@
 package cgroups_test
 
 import (
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -71,5 +75,59 @@ func TestKernelMemoryLimitHitsOnlyTheOffender(t *testing.T) {
 	}
 	if g.Exists() {
 		t.Fatal("group still there after Destroy")
+	}
+}
+
+// RemoveEmpty removes an empty group in every hierarchy at once, and
+// leaves one that holds a child group or a process (EBUSY) for Destroy.
+func TestRemoveEmptyOnlyRemovesEmptyGroups(t *testing.T) {
+	_, g := cgroupstest.Require(t)
+	empty, parent, busy := g.Child("empty"), g.Child("parent"), g.Child("busy")
+	for _, c := range []*cgroups.Group{empty, parent.Child("child"), busy} {
+		if err := c.Create(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := empty.RemoveEmpty(); err != nil || empty.Exists() {
+		t.Fatalf("empty group: %v (still there: %v)", err, empty.Exists())
+	}
+	if err := empty.RemoveEmpty(); err != nil {
+		t.Fatalf("a group already gone: %v", err)
+	}
+	if err := parent.RemoveEmpty(); !errors.Is(err, syscall.EBUSY) || !parent.Child("child").Exists() {
+		t.Fatalf("a group with a child: %v, want EBUSY and the child kept", err)
+	}
+	sleeper := start(t, busy, "sleep", "300")
+	waitFor(t, "the sleeper in its group", func() bool { return slices.Contains(busy.Procs(), sleeper.Process.Pid) })
+	if err := busy.RemoveEmpty(); !errors.Is(err, syscall.EBUSY) || !busy.Exists() {
+		t.Fatalf("a group with a process: %v, want EBUSY and the group kept", err)
+	}
+	for _, c := range []*cgroups.Group{parent, busy} {
+		if err := c.Destroy(10 * time.Second); err != nil || c.Exists() {
+			t.Fatalf("Destroy %s: %v", c.Path(), err)
+		}
+	}
+}
+
+// The CPU values SetLimits leaves unwritten in a group it just made are
+// the kernel's own: the files read back as if they had been written.
+func TestFreshGroupHoldsTheKernelDefaults(t *testing.T) {
+	h, g := cgroupstest.Require(t)
+	c := g.Child("fresh")
+	if err := c.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLimits(cgroups.Limits{MemoryBytes: 64 << 20, CPUs: 1, Pids: 16}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cpu.max": "max 100000", "cpu.weight": "39"}
+	if h.Mode() == cgroups.V1 {
+		want = map[string]string{"cpu.shares": "1024", "cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "-1"}
+	}
+	for f, v := range want {
+		b, err := os.ReadFile(filepath.Join(c.Dir(cgroups.CPU), f))
+		if err != nil || strings.TrimSpace(string(b)) != v {
+			t.Errorf("%s = %q (%v), want %s", f, b, err, v)
+		}
 	}
 }

@@ -98,10 +98,13 @@ func (g *Group) removeOnce() error {
 	return errors.Join(errs...)
 }
 
-// removeLeaf removes g's directories, failing (EBUSY) where one still
-// holds processes or child groups. A directory already gone is not an
-// error.
-func (g *Group) removeLeaf() error {
+// RemoveEmpty removes g's directories, one rmdir per hierarchy, without
+// listing them: it fails (EBUSY) where one still holds processes or child
+// groups, and leaves that one. A directory already gone is not an error.
+// Listing a group (Remove) reads every control file's entry in each
+// hierarchy, which costs more than the rmdir itself: this is for a group
+// that is expected empty, such as an ended task's.
+func (g *Group) RemoveEmpty() error {
 	var errs []error
 	for _, d := range g.dirs() {
 		if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
@@ -116,7 +119,7 @@ func (g *Group) removeLeaf() error {
 // usual case) is removed at once, one rmdir per hierarchy, without
 // listing it; otherwise (EBUSY) its processes are killed first.
 func (g *Group) Destroy(timeout time.Duration) error {
-	if g.removeLeaf() == nil {
+	if g.RemoveEmpty() == nil {
 		return nil
 	}
 	if _, err := g.Kill(timeout); err != nil {

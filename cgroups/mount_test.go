@@ -210,3 +210,57 @@ func TestArgvV2WritesItsPid(t *testing.T) {
 		t.Fatalf("join failure: %v", err)
 	}
 }
+
+// A group Create makes holds the kernel's CPU defaults (weight 100 in v2,
+// no quota, the default period): SetLimits writes only what differs from
+// them. A group that was there already is written in full, and so is one
+// removed and made again.
+func TestFreshGroupWritesOnlyWhatDiffers(t *testing.T) {
+	mi, root := fakeMounts(t, "cpu memory pids")
+	h, err := Detect(Probe{Root: "ej", Mountinfo: mi})
+	must(t, err)
+	for _, d := range []string{"ej", "ej/agent", "ej/agent/old"} {
+		must(t, os.MkdirAll(filepath.Join(root, "unified", d), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, "unified", d, "cgroup.subtree_control"), nil, 0o644))
+	}
+	files := []string{"memory.max", "cpu.weight", "cpu.max", "pids.max"}
+	kernel := func(dir string) { // what the kernel puts in a new group's files, marked
+		for _, f := range files {
+			must(t, os.WriteFile(filepath.Join(dir, f), []byte("kernel"), 0o644))
+		}
+	}
+	read := func(dir, f string) string { b, _ := os.ReadFile(filepath.Join(dir, f)); return string(b) }
+	oneCPU := Limits{MemoryBytes: 64 << 20, CPUs: 1, Pids: 100}
+
+	fresh := h.Group("ej/agent/task")
+	must(t, fresh.Create())
+	dir := fresh.Dir(Memory)
+	kernel(dir)
+	must(t, fresh.SetLimits(oneCPU))
+	if read(dir, "cpu.weight") != "39" || read(dir, "cpu.max") != "kernel" ||
+		read(dir, "memory.max") != "67108864" || read(dir, "pids.max") != "100" {
+		t.Errorf("fresh group: %v, want cpu.max left as the kernel made it and the rest written",
+			[]string{read(dir, "memory.max"), read(dir, "cpu.weight"), read(dir, "cpu.max"), read(dir, "pids.max")})
+	}
+	must(t, fresh.SetLimits(Limits{CPUs: 0.5, CPUQuota: true}))
+	if read(dir, "cpu.weight") != "20" || read(dir, "cpu.max") != "50000 100000" {
+		t.Errorf("half a CPU, capped: weight %q max %q, want both written", read(dir, "cpu.weight"), read(dir, "cpu.max"))
+	}
+
+	old := h.Group("ej/agent/old")
+	must(t, old.Create())
+	kernel(old.Dir(Memory))
+	must(t, old.SetLimits(oneCPU))
+	if read(old.Dir(Memory), "cpu.weight") != "39" || read(old.Dir(Memory), "cpu.max") != "max 100000" {
+		t.Errorf("a group that was there: weight %q max %q, want both written", read(old.Dir(Memory), "cpu.weight"), read(old.Dir(Memory), "cpu.max"))
+	}
+
+	// Made again after its removal: the values written before are gone with it.
+	must(t, os.RemoveAll(dir))
+	must(t, fresh.Create())
+	kernel(dir)
+	must(t, fresh.SetLimits(Limits{CPUs: 0.5, Pids: 100}))
+	if read(dir, "cpu.weight") != "20" || read(dir, "pids.max") != "100" {
+		t.Errorf("made again: weight %q pids %q, want both written again", read(dir, "cpu.weight"), read(dir, "pids.max"))
+	}
+}

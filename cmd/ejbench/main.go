@@ -10,7 +10,8 @@
 //	                                     # latency, throughput, package, apply, ha, workflow,
 //	                                     # gobench, cluster-sim (-sim-store embedded|zk|both), kube,
 //	                                     # kube-scale (-kube-scale-*: 1,000 kwok nodes), java,
-//	                                     # teams (-teams-*: namespaces' fires under others' bursts), backfill
+//	                                     # teams (-teams-*: namespaces' fires under others' bursts), backfill,
+//	                                     # taskcost (-taskcost-*: scheduler CPU per task by stage)
 //
 // Layout: main.go only parses the flags and runs the chosen scenarios in
 // order, printing the report; options.go gathers the flags: the settings
@@ -19,7 +20,7 @@
 // flags. Each scenario family is a package under internal/ with one Run
 // (producer: register and producer; latency; throughput; upload: package;
 // apply; ha; workflow; gobench; clustersim; kube; kubescale; java; teams;
-// backfill); what they share (the report, processes, the REST client,
+// backfill; taskcost); what they share (the report, processes, the REST client,
 // /proc) is internal/bench, and masterload (the master-ceiling framework)
 // and promtext (reading /metrics) stand alone.
 package main
@@ -45,13 +46,14 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/taskcost"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/throughput"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/upload"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/workflow"
 )
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill", "taskcost"}
 
 func main() {
 	o, err := parseOptions(flag.CommandLine, os.Args[1:])
@@ -149,6 +151,10 @@ func plan(only map[string]bool) []step {
 		{"teams", func(ctx context.Context, o options, r *bench.Report) error { return teams.Run(ctx, o.env, o.teams, r) }},
 		// a backfill beside live fires
 		{"backfill", func(ctx context.Context, o options, r *bench.Report) error { return backfill.Run(ctx, o.env, r) }},
+		// one task's scheduler CPU by stage (-taskcost-before: the code before alternately)
+		{"taskcost", func(ctx context.Context, o options, r *bench.Report) error {
+			return taskcost.Run(ctx, o.env, o.taskcost, r)
+		}},
 	} {
 		if only[s.name] {
 			steps = append(steps, s)

@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/taskcost"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/throughput"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/upload"
@@ -40,6 +41,7 @@ type options struct {
 	kube       kube.Options
 	kubescale  kubescale.Options
 	teams      teams.Options
+	taskcost   taskcost.Options
 }
 
 // part is one scenario family's options: flags registers its flags on fs,
@@ -52,7 +54,7 @@ type part interface {
 // parts is every family's options.
 func (o *options) parts() []part {
 	return []part{&o.producer, &o.latency, &o.throughput, &o.upload, &o.ha, &o.workflow,
-		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams}
+		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams, &o.taskcost}
 }
 
 // parseOptions registers every flag on fs, parses args and checks them.

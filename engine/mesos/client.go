@@ -16,6 +16,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/ejcloud/elasticjob/engine/mesos/inproc"
 	"github.com/ejcloud/elasticjob/internal/mesosframe"
 )
 
@@ -48,14 +49,16 @@ type session struct {
 // New returns a Client for cfg with defaults applied. It does not connect; call Run.
 func New(cfg Config) *Client {
 	cfg = cfg.withDefaults()
-	var transport http.RoundTripper = &http.Transport{
+	// A master in this process (the embedded engine) is called without a
+	// socket (inproc): the same calls, codecs and credentials.
+	var transport http.RoundTripper = inproc.Transport{Next: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		ResponseHeaderTimeout: 15 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
 		MaxIdleConnsPerHost:   ackWorkers + acceptsInFlight + 4, // the acknowledgement workers, a round's ACCEPTs, other calls from the loop, the stream
-	}
+	}}
 	if cfg.Secret != "" {
-		transport = basicAuth{next: transport.(*http.Transport), user: cfg.Principal, password: cfg.Secret}
+		transport = basicAuth{next: transport.(inproc.Transport), user: cfg.Principal, password: cfg.Secret}
 	}
 	endpoint := ""
 	if s, ok := cfg.Detector.(static); ok {
@@ -179,7 +182,7 @@ func (c *Client) resetFrameworkID() {
 
 // basicAuth sends HTTP Basic credentials (principal and secret) with every request.
 type basicAuth struct {
-	next           *http.Transport
+	next           inproc.Transport
 	user, password string
 }
 

@@ -2,8 +2,13 @@ package mesos
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +80,40 @@ func TestAgainstEmbeddedMaster(t *testing.T) {
 	if err := c.Suppress(ctx); err != nil {
 		t.Fatalf("Suppress: %v", err)
 	}
+	// The master runs in the client's process: every call above and the
+	// event stream went to it in process, over no connection.
+	if n := connectionsTo(t, cluster.URL()); n != 0 {
+		t.Fatalf("%d TCP connections to the master in this process, want none", n)
+	}
+}
+
+// connectionsTo counts the established TCP connections to rawURL's port
+// (/proc/net/tcp and tcp6: the machine's, so any client's).
+func connectionsTo(t *testing.T, rawURL string) int {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.ParseUint(u.Port(), 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(":%04X", port)
+	n := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) > 3 && strings.HasSuffix(fs[2], want) && fs[3] == "01" { // remote address, ESTABLISHED
+				n++
+			}
+		}
+	}
+	return n
 }
 
 type tw struct{ t *testing.T }

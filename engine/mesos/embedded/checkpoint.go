@@ -104,21 +104,33 @@ func replaceFile(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// appendRecord adds one line to path in a single write.
-func appendRecord(path string, r record) error {
+// appendRecord adds one line to t's records in a single write, through
+// the file t keeps open from its first record to its removal: a task has
+// six or so records, and opening its file by its path (a dozen directories
+// deep) cost more than writing them.
+func appendRecord(t *task, r record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
+	if t.records == nil {
+		f, err := os.OpenFile(taskMeta(t), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		t.records = f
 	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	_, err = t.records.Write(append(b, '\n'))
 	return err
+}
+
+// closeRecords closes the file t's records are appended through; the next
+// record, if any, opens it again by its path.
+func (t *task) closeRecords() {
+	if t.records != nil {
+		_ = t.records.Close()
+		t.records = nil
+	}
 }
 
 // marshaler is a protobuf message of mesos-go.
@@ -165,21 +177,23 @@ func taskMeta(t *task) string {
 	return filepath.Join(t.exec.meta, "tasks", t.info.TaskID.Value+".records")
 }
 
-// task records a task before the executor hears of it.
+// task records a task before the executor hears of it. The run's tasks
+// directory is made with the run's first task.
 func (k *checkpoint) task(t *task, group bool) {
 	info, err := t.info.Marshal()
-	if err == nil {
+	if err == nil && !t.exec.tasksDir {
 		err = os.MkdirAll(filepath.Dir(taskMeta(t)), 0o700)
+		t.exec.tasksDir = err == nil
 	}
 	if err == nil {
-		err = appendRecord(taskMeta(t), record{Task: info, Group: group})
+		err = appendRecord(t, record{Task: info, Group: group})
 	}
 	k.warn("task "+t.info.TaskID.Value, err)
 }
 
 // record appends to the task's records.
 func (k *checkpoint) record(t *task, r record) {
-	k.warn("task update "+t.info.TaskID.Value, appendRecord(taskMeta(t), r))
+	k.warn("task update "+t.info.TaskID.Value, appendRecord(t, r))
 }
 
 // update records a status update before it is forwarded.
@@ -195,6 +209,7 @@ func (k *checkpoint) update(t *task, st mesos.TaskStatus, fromExecutor bool) {
 // removed forgets a task whose terminal update was acknowledged, and its
 // run once the run completed and has no task left.
 func (k *checkpoint) removed(t *task) {
+	t.closeRecords()
 	if err := os.Remove(taskMeta(t)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		k.warn("task removal "+t.info.TaskID.Value, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ejcloud/elasticjob/engine/mesos/inproc"
 )
 
 // Cluster is an embedded single-node Mesos master and agent: the master's
@@ -38,6 +40,8 @@ type Cluster struct {
 	ln       net.Listener
 	hostPort string
 	serveErr chan error
+	// unregister ends serving this process's clients in process (inproc).
+	unregister func()
 }
 
 // New validates cfg and builds a Cluster; Start makes it serve.
@@ -155,6 +159,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	c.serveErr = make(chan error, 1)
 	srv := c.srv
+	// A scheduler in this process calls the master without a socket
+	// (engine/mesos's client); executors and other clients use the port.
+	c.unregister = inproc.Register(c.hostPort, mux)
 	c.mu.Unlock()
 	go func() { c.serveErr <- srv.Serve(ln) }()
 	started, c.unlock = true, unlock
@@ -173,6 +180,18 @@ func (c *Cluster) URL() string {
 // simulation mode).
 func (c *Cluster) AgentID() string { return c.agents[0].id }
 
+// closeTaskRecords closes the files the tasks' checkpointed records are
+// appended through.
+func (c *Cluster) closeTaskRecords() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, fw := range c.frameworks {
+		for _, t := range fw.tasks {
+			t.closeRecords()
+		}
+	}
+}
+
 // Close stops the agent. Executors of frameworks that checkpoint are left
 // running, their state checkpointed, for the next start on this work
 // directory to recover (a Mesos agent's restart); every other executor is
@@ -185,6 +204,10 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closing = true
+	if c.unregister != nil {
+		c.unregister() // from now on this process's clients, too, call through the port
+	}
+	defer c.closeTaskRecords() // once the server is stopped: no record comes after
 	var waits []<-chan struct{}
 	left := 0
 	for _, fw := range c.frameworks {

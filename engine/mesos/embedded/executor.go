@@ -77,10 +77,12 @@ type executor struct {
 // proc the process checkpointed; recovered marks an executor an earlier
 // run of the agent started, resubscribed that it has subscribed since;
 // unwatch stops watching a recovered process; detached that the agent
-// stopped and left it running.
+// stopped and left it running; tasksDir that its tasks' directory was made
+// (with its first checkpointed task).
 type persisted struct {
 	meta         string
 	ck           *checkpoint
+	tasksDir     bool
 	proc         forked
 	recovered    bool
 	resubscribed bool

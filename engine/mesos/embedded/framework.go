@@ -200,6 +200,7 @@ func (c *Cluster) teardown(fw *framework) {
 	for _, t := range fw.tasks {
 		c.releaseTask(t)
 		t.stopRetry()
+		t.closeRecords()
 	}
 	fw.tasks = map[string]*task{}
 	c.stopFramework(fw)

@@ -63,9 +63,10 @@ func (i *isolation) taskLimits(t *task) cgroups.Limits {
 
 // removeTaskGroup removes an ended task's group: at once when the executor
 // has emptied it (it kills what a task leaves before it reports the end),
-// else in the background after killing what is left.
+// one rmdir per hierarchy; else (processes left, or a group a root task
+// made below its own) in the background after killing what is left.
 func (i *isolation) removeTaskGroup(g *cgroups.Group) {
-	err := g.Remove(0)
+	err := g.RemoveEmpty()
 	if err == nil || !errors.Is(err, syscall.EBUSY) {
 		return
 	}

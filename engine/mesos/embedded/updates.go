@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"sort"
 	"time"
 
@@ -38,6 +39,7 @@ type task struct {
 	acked     map[string]bool
 	retry     *time.Timer
 	backoff   time.Duration
+	records   *os.File // its checkpointed records, open for appending (appendRecord); nil: not open
 }
 
 type pendingUpdate struct {
@@ -241,6 +243,7 @@ func acknowledged(t *task, uuid []byte) *execpb.Event {
 
 func (m *master) removeTask(t *task) {
 	t.stopRetry()
+	t.closeRecords()
 	delete(t.fw.tasks, t.info.TaskID.Value)
 	if e := t.exec; e != nil {
 		delete(e.tasks, t.info.TaskID.Value)
