@@ -59,6 +59,28 @@ type Table struct {
 	// (Rebuild), holds the sources changed meanwhile: their schedule stands
 	// when the rebuilt one replaces the rest (nil: none).
 	rebuilding map[string]bool
+	// ver counts the changes to the heap's sources (Changed, Follow,
+	// Replace); stop is the fire the last Due stopped at, with the ver and
+	// lead it was found at (its source zero: none). A fire held for its
+	// source's ready entry holds every fire of its instant, and the
+	// producer wakes again on every ready entry that leaves (one a
+	// launch): Due taking and putting back the whole instant (and working
+	// out each one's follower twice) on each of those wakes cost work in
+	// proportion to the sources firing at that instant when nothing that
+	// decides the outcome had changed. It has not while ver and lead are
+	// the same, the instant has not come and its source is still believed
+	// queued (another source's entry coming or going releases no fire of
+	// the instant: the held one still holds them all).
+	ver  uint64
+	stop heldFire
+}
+
+// heldFire is the fire a Due stopped at (held), and when.
+type heldFire struct {
+	source string
+	at     time.Time
+	lead   time.Duration
+	ver    uint64
 }
 
 // mark is what the table keeps per source: one map entry, a source's two
@@ -119,6 +141,7 @@ func (t *Table) changedBehind(source string, after time.Time, behind int, next N
 	m := t.marks[source]
 	m.gen++
 	t.marks[source] = m
+	t.ver++
 	if at, config, ok := next(source, after); ok {
 		heap.Push(&t.h, Fire{At: at, Source: source, Gen: m.gen, Prev: after, Behind: behind, Config: config})
 	}
@@ -139,6 +162,7 @@ func (t *Table) Rebuilding() bool { return t.rebuilding != nil }
 func (t *Table) Replace(plans []Fire) {
 	kept := t.rebuilding
 	t.rebuilding = nil
+	t.ver++
 	if t.marks == nil {
 		t.marks = map[string]mark{}
 	}
@@ -215,6 +239,10 @@ func (t *Table) Wake(now time.Time, lead time.Duration) (wait time.Duration, blo
 // taken). Each fire's follower is scheduled by Follow once it landed or
 // was found void.
 func (t *Table) Due(now time.Time, lead time.Duration, next Next) []Fire {
+	if h := t.stop; h.source != "" && h.ver == t.ver && h.lead == lead && h.at.After(now) && !t.BelievedAbsent(h.source) {
+		return nil // still held, by what held it last (Table.stop)
+	}
+	t.stop = heldFire{}
 	var due []Fire
 	until := now.Add(lead)
 	for len(t.h) > 0 && !t.h[0].At.After(until) {
@@ -230,14 +258,17 @@ func (t *Table) Due(now time.Time, lead time.Duration, next Next) []Fire {
 				heap.Push(&t.h, due[len(due)-1])
 				due = due[:len(due)-1]
 			}
+			t.stop = heldFire{source: f.Source, at: f.At, lead: lead, ver: t.ver}
 			break
 		}
 		due = append(due, heap.Pop(&t.h).(Fire))
-		t.noteStaged(f, now)
 		from, _ := t.resume(f, now, next)
 		if after, _, ok := next(f.Source, from); ok && !after.After(until) {
 			until = after.Add(-time.Nanosecond)
 		}
+	}
+	for _, f := range due { // the fires put back for a held one were not taken
+		t.noteStaged(f, now)
 	}
 	return due
 }

@@ -298,3 +298,58 @@ func TestStagedStaysALeadLong(t *testing.T) {
 		t.Fatalf("%d fires staged (array of %d), want about a lead's 2,000", n, c)
 	}
 }
+
+// A fire held for its source's ready entry holds its whole instant; the
+// wakes that follow while nothing deciding it changed (another source's
+// entry leaving, as each launch does) take nothing and work out no
+// follower, and the fires put back are not counted as staged. Its own
+// entry leaving, or a source scheduled anew, releases the instant.
+func TestHeldInstantCostsNothingUntilItChanges(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	const lead = 2 * time.Second
+	calls := 0
+	every := func(source string, after time.Time) (time.Time, uint64, bool) {
+		calls++
+		return after.Truncate(time.Second).Add(time.Second), 0, true
+	}
+	var tt Table
+	tt.NoteQueued("other", true)
+	at := t0.Add(time.Second)
+	for i := range 100 {
+		heap.Push(&tt.h, Fire{At: at, Source: fmt.Sprintf("j%03d", i), Prev: t0})
+	}
+	tt.NoteQueued("j050", true) // its last fire's entry is still queued: its next is held
+	now := t0.Add(100 * time.Millisecond)
+	if due := tt.Due(now, lead, every); len(due) != 0 {
+		t.Fatalf("took %d fires of a held instant", len(due))
+	}
+	if len(tt.staged) != 0 {
+		t.Fatalf("%d fires put back were noted as staged", len(tt.staged))
+	}
+	calls = 0
+	for i := range 50 { // the other entries come and go, one a launch
+		tt.NoteQueued("other", i%2 == 0)
+		if due := tt.Due(now.Add(time.Duration(i)*time.Millisecond), lead, every); len(due) != 0 {
+			t.Fatalf("wake %d took %d fires of a held instant", i, len(due))
+		}
+	}
+	if calls != 0 {
+		t.Fatalf("the wakes of a held instant worked out %d followers, want none", calls)
+	}
+	tt.NoteQueued("j050", false)
+	if due := tt.Due(now.Add(time.Second/2), lead, every); len(due) != 100 {
+		t.Fatalf("its entry gone, the instant gave %d fires, want 100", len(due))
+	}
+
+	// A source scheduled anew before the held instant is taken at once.
+	var t2 Table
+	t2.NoteQueued("slow", true)
+	heap.Push(&t2.h, Fire{At: at, Source: "slow", Prev: t0})
+	if due := t2.Due(now, lead, every); len(due) != 0 {
+		t.Fatalf("took %d fires of a held instant", len(due))
+	}
+	t2.Changed("new", t0.Add(-time.Second), every) // its next: t0, due now
+	if due := t2.Due(now, lead, every); len(due) != 1 || due[0].Source != "new" {
+		t.Fatalf("after a source was scheduled anew: %v, want new's fire", due)
+	}
+}
