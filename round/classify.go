@@ -27,6 +27,11 @@ type cand struct {
 	sh    shape
 	ns    *nsState // its namespace
 	class int      // within its namespace's guarantee, or borrowing
+	// guarOn is the cluster whose guarantee of its namespace it is within (clusters.go;
+	// "": the global one, or it borrows), and on the clusters it may be placed on this
+	// round when its namespace's per-cluster capacities narrow its policy's (nil: all).
+	guarOn string
+	on     []string
 }
 
 func (c *cand) kind() offers.Kind { return c.sh.kind }

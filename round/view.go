@@ -52,6 +52,7 @@ type View struct {
 	// names for its jobs that name none.
 	Clusters          []ClusterState
 	NamespaceClusters map[string][]string
+	agentCluster      map[string]string // each agent's cluster, set by the round (clusterOfAgent)
 
 	// Typical is what each running job's recent runs took (job → them),
 	// for when the work holding resources is expected to end; a job not in
