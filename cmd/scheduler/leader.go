@@ -193,7 +193,8 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), FrameworkID: fwID, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
-			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
+			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable,
+			ClusterLostAfter: l.cfg.ClusterLostAfter(), ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),
 		},
