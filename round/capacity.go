@@ -83,12 +83,12 @@ const (
 // left of its guarantee (skipping the others, which go to later), then
 // the rest, in their order, as a borrower.
 type nsState struct {
-	name    string
-	cap     Capacity
-	used    offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
+	name string
+	cap  Capacity
+	used offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
 	// usedOn is used by cluster, kept only when it has a per-cluster capacity.
 	usedOn  map[string]offers.Resources
-	queue   []int32          // its candidates (indices into decider.cands), oldest first
+	queue   []int32 // its candidates (indices into decider.cands), oldest first
 	head    int
 	later   []int32 // entries beyond its guarantee, for the borrowing pass
 	lhead   int
