@@ -286,6 +286,21 @@ func (l *leaderWork) clusterHealth() []api.ClusterHealth {
 	return out
 }
 
+// clusterConnections is each cluster's connection by name, for the metrics; nil as
+// clusterHealth is.
+func (l *leaderWork) clusterConnections() map[string]bool {
+	ce := l.composed.Load()
+	if ce == nil {
+		return nil
+	}
+	hs := ce.Health()
+	out := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		out[h.Name] = h.Connected
+	}
+	return out
+}
+
 // apiCluster adapts the leadership to what the API needs to route writes.
 type apiCluster struct{ lead leadership }
 
