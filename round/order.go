@@ -29,6 +29,7 @@ func (s *spaces) rekey(ns *nsState) bool {
 			ns.headC, ns.class, c.guarOn = c, classGuaranteed, cl
 			return true
 		}
+		c.guarOn = ""
 		ns.later = append(ns.later, ns.queue[ns.head])
 		ns.head++
 	}
