@@ -192,6 +192,12 @@ func (v *View) clusterOfAgent(id string) string {
 	if len(v.Clusters) == 0 {
 		return ""
 	}
+	if v.agentCluster == nil {
+		v.agentCluster = make(map[string]string, len(v.agents))
+		for _, a := range v.agents {
+			v.agentCluster[a.ID] = a.Cluster
+		}
+	}
 	if cl, ok := v.agentCluster[id]; ok && cl != "" {
 		return cl
 	}

@@ -88,12 +88,7 @@ func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
 	d.present = clustersPresent(d.cluster)
-	if len(v.Clusters) > 0 {
-		d.v.agentCluster = make(map[string]string, len(d.cluster))
-		for _, a := range d.cluster {
-			d.v.agentCluster[a.ID] = a.Cluster
-		}
-	}
+	d.v.agents, d.v.agentCluster = d.cluster, nil
 	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
 	if len(v.Offers) == 0 && len(d.cluster) > 0 {
