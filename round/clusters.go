@@ -157,8 +157,8 @@ func (d *decider) placeOn(c *cand) (ok bool, reason offers.Reason, detail string
 	}
 	p := d.policyOf(c)
 	use := p.use
-	if c.on != nil {
-		use = c.on
+	if on := c.on(); on != nil {
+		use = on
 	}
 	if p.spread {
 		ok, reason, detail = d.m.PlaceIn(c.requests(), use...)
@@ -231,11 +231,13 @@ func (s *spaces) guaranteedOn(ns *nsState, c *cand, cost offers.Resources) strin
 }
 
 // gateClusters narrows c's clusters to those where its namespace's per-cluster limits
-// leave room for it (c.on), the cluster whose guarantee it is within first; when none
+// leave room for it (cand.on), the cluster whose guarantee it is within first; when none
 // is left it waits, and the reason names each cluster's limit.
 func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 	ns := c.ns
-	c.on = nil
+	if c.pc != nil {
+		c.pc.on = nil
+	}
 	if ns.usedOn == nil || len(use) == 0 {
 		return queue.Wait{}, true
 	}
@@ -268,14 +270,17 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 				"it runs as the namespace's running work there ends", ns.name, strings.Join(full, "; "), needWords(c, cost))}
 		return s.nsHolders(c, w), false
 	}
-	if g := c.guarOn; g != "" {
+	if g := c.guarOn(); g != "" {
 		if i := slices.Index(on, g); i > 0 {
 			copy(on[1:i+1], on[:i])
 			on[0] = g
 		}
 	}
 	if len(on) < len(use) || (len(on) > 0 && on[0] != use[0]) {
-		c.on = on
+		if c.pc == nil {
+			c.pc = &clusterPick{}
+		}
+		c.pc.on = on
 	}
 	return queue.Wait{}, true
 }
@@ -289,10 +294,10 @@ func (s *spaces) targets(c *cand) (use []string, spread bool) {
 	}
 	p := s.policyOf(c)
 	switch {
-	case c.guarOn != "":
-		return []string{c.guarOn}, false
-	case c.on != nil:
-		return c.on, p.spread
+	case c.guarOn() != "":
+		return []string{c.guarOn()}, false
+	case c.on() != nil:
+		return c.on(), p.spread
 	}
 	return p.use, p.spread
 }

@@ -154,8 +154,8 @@ func (d *decider) consider(c *cand) {
 		return
 	}
 	sh := c.shape()
-	// An entry whose clusters its namespace narrowed (c.on) fares unlike its shape's others.
-	if w, ok := d.failed[sh]; ok && c.on == nil {
+	// An entry whose clusters its namespace narrowed (cand.on) fares unlike its shape's others.
+	if w, ok := d.failed[sh]; ok && c.on() == nil {
 		d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 		return
 	}
@@ -210,7 +210,7 @@ func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
 	if d.holder == nil {
 		d.holder = c
 		d.plan.Waiting[c.key] = d.ns.annotate(c, d.reserve(c, d.m, w))
-		if c.on == nil {
+		if c.on() == nil {
 			d.failed[sh] = d.behind(c, w)
 		}
 		return
@@ -218,7 +218,7 @@ func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
 	if d.plan.Reservation.Key != "" {
 		w = d.behind(d.holder, w)
 	}
-	if c.on == nil {
+	if c.on() == nil {
 		d.failed[sh] = w
 	}
 	d.plan.Waiting[c.key] = d.ns.annotate(c, w)

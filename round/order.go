@@ -22,14 +22,16 @@ func (s *spaces) rekey(ns *nsState) bool {
 		c := &s.cands[ns.queue[ns.head]]
 		cost := s.cost(c)
 		if ns.within(ns.rest().Add(cost)) {
-			ns.headC, ns.class, c.guarOn = c, classGuaranteed, ""
+			ns.headC, ns.class = c, classGuaranteed
+			c.setGuarOn("")
 			return true
 		}
 		if cl := s.guaranteedOn(ns, c, cost); cl != "" {
-			ns.headC, ns.class, c.guarOn = c, classGuaranteed, cl
+			ns.headC, ns.class = c, classGuaranteed
+			c.setGuarOn(cl)
 			return true
 		}
-		c.guarOn = ""
+		c.setGuarOn("")
 		ns.later = append(ns.later, ns.queue[ns.head])
 		ns.head++
 	}
