@@ -46,7 +46,14 @@ type clusterView struct {
 	MemoryMB     float64   `json:"memoryMB"`
 	AgentsError  string    `json:"agentsError,omitempty"`
 	RunningTasks int       `json:"runningTasks"`
+	// ConnectionUnknown says why Connected is absent on a standby that could not ask
+	// the leader (none is elected now).
+	ConnectionUnknown string `json:"connectionUnknown,omitempty"`
 }
+
+// clustersRoute is GET /api/operate/clusters: the leader holds the connections, so a
+// standby forwards it there (forward.go).
+const clustersRoute = "/api/operate/clusters"
 
 // clusterHandlers serve /api/operate/clusters.
 type clusterHandlers struct {
@@ -67,6 +74,11 @@ func (s *clusterHandlers) list(c *gin.Context) {
 	if err != nil {
 		writeError(c, s.log, err)
 		return
+	}
+	if _, ok := c.Get(noLeaderKey); ok {
+		for i := range out {
+			out[i].ConnectionUnknown = "the connections are known only to the leader, and no scheduler leads now (an election is under way): ask again shortly"
+		}
 	}
 	c.JSON(http.StatusOK, out)
 }

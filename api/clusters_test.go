@@ -103,3 +103,45 @@ func TestClustersHealth(t *testing.T) {
 		t.Fatalf("lost cluster: %v", got[1])
 	}
 }
+
+// TestNamespacePerCluster: a namespace's guarantee and limit per cluster are stored and
+// shown; a cluster not configured, a per-cluster guarantee above its limit or above the
+// namespace's limit, and an entry setting nothing are refused, each naming the field; a
+// scheduler on one cluster refuses them all.
+func TestNamespacePerCluster(t *testing.T) {
+	e := newEnv(t, withCreds(testCreds), withClusters(api.ClusterConfig{Name: "mesos-dc1", Engine: "mesos"}, api.ClusterConfig{Name: "k8s-prod", Engine: "kubernetes"}))
+	e.user, e.pass = testCreds.AdminUser, testCreds.AdminPassword
+	body := `{"limit": {"cpuCount": 8, "memoryMB": 8192}, "perCluster": {"k8s-prod": {"guarantee": {"cpuCount": 2, "memoryMB": 1024}, "limit": {"cpuCount": 4, "memoryMB": 4096}}}}`
+	var got struct {
+		PerCluster map[string]struct {
+			Guarantee struct{ CPUCount float64 } `json:"guarantee"`
+			Limit     struct{ CPUCount float64 } `json:"limit"`
+		} `json:"perCluster"`
+	}
+	if err := json.Unmarshal(e.must(http.StatusCreated, http.MethodPut, "/api/namespaces/pay", body).Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if pc := got.PerCluster["k8s-prod"]; pc.Guarantee.CPUCount != 2 || pc.Limit.CPUCount != 4 {
+		t.Fatalf("answer: %+v", got)
+	}
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/namespaces/pay", "").Body, &got); err != nil || got.PerCluster["k8s-prod"].Limit.CPUCount != 4 {
+		t.Fatalf("read back: %+v %v", got, err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"perCluster": {"k8s-prd": {"limit": {"cpuCount": 1, "memoryMB": 1}}}}`, `cluster "k8s-prd", which is not configured (the clusters: mesos-dc1, k8s-prod)`},
+		{`{"perCluster": {"K8S": {"limit": {"cpuCount": 1, "memoryMB": 1}}}}`, `perCluster "K8S" is not a cluster name`},
+		{`{"perCluster": {"k8s-prod": {}}}`, "perCluster.k8s-prod sets neither a guarantee nor a limit"},
+		{`{"perCluster": {"k8s-prod": {"guarantee": {"cpuCount": 2, "memoryMB": 1}, "limit": {"cpuCount": 1, "memoryMB": 1}}}}`,
+			"perCluster.k8s-prod.guarantee.cpuCount 2 is above perCluster.k8s-prod.limit.cpuCount 1"},
+		{`{"limit": {"cpuCount": 1, "memoryMB": 100}, "perCluster": {"k8s-prod": {"guarantee": {"cpuCount": 2, "memoryMB": 1}}}}`,
+			"perCluster.k8s-prod.guarantee (2 CPUs, 1 MB) is above the namespace's limit"},
+		{`{"perCluster": {"k8s-prod": {"limit": {"cpuCount": -1, "memoryMB": 1}}}}`, "perCluster.k8s-prod.limit.cpuCount must be a number of at least 0"},
+	} {
+		e.wantError(e.request(http.MethodPut, "/api/namespaces/pay", c.body), http.StatusBadRequest, c.want)
+	}
+
+	one := newEnv(t, withCreds(testCreds), withClusters(api.ClusterConfig{Name: "default", Engine: "embedded"}))
+	one.user, one.pass = testCreds.AdminUser, testCreds.AdminPassword
+	one.wantError(one.request(http.MethodPut, "/api/namespaces/pay", `{"perCluster": {"default": {"limit": {"cpuCount": 1, "memoryMB": 1}}}}`),
+		http.StatusBadRequest, "perCluster needs several clusters")
+}

@@ -57,10 +57,14 @@ func isWrite(c *gin.Context) bool {
 
 // toLeader reports whether the leader serves a request: every write, and
 // the reads of what only the leader keeps in memory (a namespace's usage
-// series).
+// series, the clusters' connections).
 func toLeader(c *gin.Context) bool {
-	return isWrite(c) || c.FullPath() == usageRoute
+	return isWrite(c) || c.FullPath() == usageRoute || c.FullPath() == clustersRoute
 }
+
+// noLeaderKey marks a leader's read a standby serves itself, no leader being known
+// (clustersRoute: the answer says what it cannot know).
+const noLeaderKey = "noLeader"
 
 // forward sends writes (and the leader's reads) that reach a standby to
 // the leader, and on the leader prepares the answer to a forwarded one.
@@ -78,6 +82,13 @@ func (s *Server) forward(c *gin.Context) {
 		return
 	}
 	leader, ok := s.cluster.LeaderURL()
+	if !ok && c.FullPath() == clustersRoute {
+		// The clusters' list is mostly the registry's and the engines': a standby
+		// answers it, saying the connections are not known here.
+		c.Set(noLeaderKey, true)
+		c.Next()
+		return
+	}
 	if !ok {
 		c.Header("Retry-After", "1")
 		writeError(c, s.log, fmt.Errorf("%w: no scheduler is the leader at the moment (an election is under way); retry shortly", ErrUnavailable))

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,6 +48,12 @@ type pair struct {
 
 func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Options)) *pair {
 	t.Helper()
+	return newPairWith(t, creds, nil, leaderOpts...)
+}
+
+// newPairWith is newPair with both set on both instances.
+func newPairWith(t *testing.T, creds api.Credentials, both func(*api.Options), leaderOpts ...func(*api.Options)) *pair {
+	t.Helper()
 	back := memory.New()
 	open := func() *cache.KV {
 		c, err := cache.Open(t.Context(), back, cache.Options{Roots: []string{"/config", "/state", "/auth", registry.NamespacesPath}})
@@ -60,6 +68,9 @@ func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Option
 	lcache, scache := open(), open()
 	p.leader = newEnv(t, withCreds(creds), func(o *api.Options, _ *api.Credentials) {
 		o.Registry, o.Forwarding.Cluster = registry.New(lcache), p.lc
+		if both != nil {
+			both(o)
+		}
 		for _, f := range leaderOpts {
 			f(o)
 		}
@@ -80,6 +91,9 @@ func newPair(t *testing.T, creds api.Credentials, leaderOpts ...func(*api.Option
 			return scache.Refresh(ctx, paths...)
 		}
 		o.Log = slog.New(slog.DiscardHandler)
+		if both != nil {
+			both(o)
+		}
 	})
 	return p
 }
@@ -161,4 +175,40 @@ func TestNoLeaderAndOneHop(t *testing.T) {
 	p.lc.leading.Store(false)
 	p.sc.leader.Store(&p.url)
 	p.standby.wantError(p.standby.request(http.MethodPost, "/api/app", appBody("a")), http.StatusServiceUnavailable, "no longer the leader")
+}
+
+// TestStandbyListsTheLeadersConnections: the clusters' list asked of a standby is the
+// leader's, with each cluster's connection; with no leader elected the standby answers
+// itself, every connection absent and the reason given.
+func TestStandbyListsTheLeadersConnections(t *testing.T) {
+	clusters := func(o *api.Options) {
+		o.Operate.Clusters = []api.ClusterConfig{{Name: "mesos-dc1", Engine: "mesos"}, {Name: "k8s-prod", Engine: "kubernetes"}}
+	}
+	p := newPairWith(t, api.Credentials{}, clusters, func(o *api.Options) {
+		o.Operate.ClusterHealth = func() []api.ClusterHealth {
+			return []api.ClusterHealth{{Name: "mesos-dc1", Connected: true}, {Name: "k8s-prod", LastError: "watch failed"}}
+		}
+	})
+	type view struct {
+		Name              string `json:"name"`
+		Connected         *bool  `json:"connected"`
+		LastError         string `json:"lastError"`
+		ConnectionUnknown string `json:"connectionUnknown"`
+	}
+	var got []view
+	if err := json.Unmarshal(p.standby.must(http.StatusOK, http.MethodGet, "/api/operate/clusters", "").Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if p.served.Load() != 1 || len(got) != 2 || got[0].Connected == nil || !*got[0].Connected || got[1].Connected == nil || *got[1].Connected ||
+		got[1].LastError != "watch failed" || got[0].ConnectionUnknown != "" {
+		t.Fatalf("the standby's list (leader served %d): %+v", p.served.Load(), got)
+	}
+	p.sc.leader.Store(nil)
+	got = nil
+	if err := json.Unmarshal(p.standby.must(http.StatusOK, http.MethodGet, "/api/operate/clusters", "").Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if p.served.Load() != 1 || len(got) != 2 || got[0].Connected != nil || !strings.Contains(got[1].ConnectionUnknown, "known only to the leader, and no scheduler leads now") {
+		t.Fatalf("with no leader: %+v", got)
+	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/identity"
@@ -27,6 +30,7 @@ type tenancyHandlers struct {
 	idleExecs  func(ctx context.Context, ns string) ([]IdleExecutor, bool)
 	nsChanged  func()          // Options.Tenancy.NamespaceChanged
 	binding    ExecutorBinding // Options.Tenancy.ExecutorBinding
+	clusters   []ClusterConfig // Options.Operate.Clusters: perCluster names only these
 	// auditFetch records a refused secret fetch (Server.auditSecretFetch).
 	auditFetch func(c *gin.Context, taskID string, status int, summary string)
 }
@@ -174,7 +178,9 @@ type namespaceBody struct {
 	Weight    *float64             `json:"weight"`
 	Jitter    string               `json:"jitter"`
 	Clusters  []string             `json:"clusters"`
-	Caps      *namespace.HostCaps  `json:"caps"`
+	// PerCluster are its guarantee and limit per cluster (docs/clusters.md).
+	PerCluster map[string]namespace.ClusterCapacity `json:"perCluster"`
+	Caps       *namespace.HostCaps                  `json:"caps"`
 }
 
 func (s *tenancyHandlers) putNamespace(c *gin.Context) {
@@ -190,12 +196,17 @@ func (s *tenancyHandlers) putNamespace(c *gin.Context) {
 			return
 		}
 	}
-	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter, Clusters: req.Clusters, Caps: req.Caps}
+	rec := namespace.Record{Name: nsOf(c), Guarantee: req.Guarantee, Limit: req.Limit, Jitter: req.Jitter, Clusters: req.Clusters,
+		PerCluster: req.PerCluster, Caps: req.Caps}
 	if req.Weight != nil {
 		rec.Weight = *req.Weight
 	}
 	if err := rec.Validate(); err != nil {
 		writeError(c, s.log, fmt.Errorf("%w: %s", ErrBadRequest, trimSentinel(err, namespace.ErrInvalid)))
+		return
+	}
+	if err := s.checkPerCluster(rec); err != nil {
+		writeError(c, s.log, err)
 		return
 	}
 	if err := s.refuseNamespace(c, rec.Name); err != nil {
@@ -230,6 +241,29 @@ func (s *tenancyHandlers) deleteNamespace(c *gin.Context) {
 	}
 	s.namespaceChanged()
 	c.Status(http.StatusNoContent)
+}
+
+// checkPerCluster refuses a per-cluster capacity on a cluster the scheduler does not
+// run on: unlike a placement list, which may name a cluster before it is added (the
+// runbook's order), a capacity on an unknown cluster holds nothing and is a typo. With a
+// single engine there is nothing per cluster to set.
+func (s *tenancyHandlers) checkPerCluster(rec namespace.Record) error {
+	if len(rec.PerCluster) == 0 || s.clusters == nil {
+		return nil
+	}
+	if len(s.clusters) < 2 {
+		return fmt.Errorf("%w: perCluster needs several clusters (clusters_file); this scheduler runs on one: set guarantee and limit instead", ErrBadRequest)
+	}
+	names := make([]string, len(s.clusters))
+	for i, cl := range s.clusters {
+		names[i] = cl.Name
+	}
+	for _, name := range slices.Sorted(maps.Keys(rec.PerCluster)) {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("%w: perCluster names cluster %q, which is not configured (the clusters: %s)", ErrBadRequest, name, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // namespaceChanged tells the leader's launch round (when this instance

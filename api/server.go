@@ -157,7 +157,7 @@ func newServer(o Options) *Server {
 	s.backfills = &backfillHandlers{core: c, jobHandlers: s.jobs}
 	s.tenants = &tenancyHandlers{core: c, secrets: o.Tenancy.Secrets, tenancy: o.Tenancy.TenantIsolation, nsSeries: o.Tenancy.NamespaceSeries,
 		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged,
-		binding: o.Tenancy.ExecutorBinding}
+		binding: o.Tenancy.ExecutorBinding, clusters: o.Operate.Clusters}
 	s.tenants.auditFetch = s.auditSecretFetch
 	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
 	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters, health: o.Operate.ClusterHealth}

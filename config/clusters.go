@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -42,6 +43,41 @@ type Cluster struct {
 	KubeConfig    string `yaml:"kube_config,omitempty" json:"-"`
 	KubeInCluster bool   `yaml:"kube_in_cluster,omitempty" json:"kubeInCluster,omitempty"`
 	KubeNamespace string `yaml:"kube_namespace,omitempty" json:"kubeNamespace,omitempty"`
+	// LostAfter is how long the cluster may stay unreachable as a whole (its engine
+	// disconnected) before the tasks running there count as lost and their shards run
+	// elsewhere (a Go duration; "": task_unreachable_timeout).
+	LostAfter string `yaml:"lost_after,omitempty" json:"lostAfter,omitempty"`
+}
+
+// MaxLostAfter bounds a cluster's lost_after: past a week a lost cluster's work is
+// not waited for, it is forgotten.
+const MaxLostAfter = 7 * 24 * time.Hour
+
+// LostAfterDuration is the cluster's lost_after (false: unset, or invalid, which the
+// list's check refuses at start).
+func (cl Cluster) LostAfterDuration() (time.Duration, bool) {
+	if cl.LostAfter == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(cl.LostAfter)
+	if err != nil || d <= 0 || d > MaxLostAfter {
+		return 0, false
+	}
+	return d, true
+}
+
+// ClusterLostAfter is each cluster's lost_after that is set.
+func (c *Config) ClusterLostAfter() map[string]time.Duration {
+	var out map[string]time.Duration
+	for _, cl := range c.Clusters {
+		if d, ok := cl.LostAfterDuration(); ok {
+			if out == nil {
+				out = map[string]time.Duration{}
+			}
+			out[cl.Name] = d
+		}
+	}
+	return out
 }
 
 // clustersDoc is clusters_file's content.
@@ -51,7 +87,7 @@ type clustersDoc struct {
 
 func clusterSettings() []setting {
 	return []setting{
-		{"clusters_file", "", "YAML file listing the clusters this scheduler runs on, each a name, an engine (embedded, mesos or kubernetes) and that engine's settings (docs/clusters.md); empty: the one cluster mesos_url, kube_config or kube_in_cluster selects (the embedded engine by default), named default",
+		{"clusters_file", "", "YAML file listing the clusters this scheduler runs on, each a name, an engine (embedded, mesos or kubernetes) and that engine's settings (docs/clusters.md), and optionally lost_after (how long the cluster may stay unreachable before its tasks count lost; unset: task_unreachable_timeout); empty: the one cluster mesos_url, kube_config or kube_in_cluster selects (the embedded engine by default), named default",
 			str(func(c *Config) *string { return &c.ClustersFile })},
 	}
 }
@@ -170,6 +206,11 @@ func (c Config) ForCluster(cl Cluster) (Config, error) {
 func (cl Cluster) check(at string) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(at+": "+format, a...)) }
+	if cl.LostAfter != "" {
+		if _, ok := cl.LostAfterDuration(); !ok {
+			bad("lost_after %q must be a duration above 0s and at most %s, such as 2m", cl.LostAfter, MaxLostAfter)
+		}
+	}
 	mesos := cl.MesosURL != "" || cl.MesosRole != "" || cl.MesosPrincipal != "" || cl.MesosSecretFile != ""
 	kube := cl.KubeConfig != "" || cl.KubeInCluster || cl.KubeNamespace != ""
 	switch cl.Engine {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func loadClusters(t *testing.T, yaml string, env map[string]string) (Config, error) {
@@ -36,9 +37,13 @@ func TestClustersFile(t *testing.T) {
     kube_namespace: batch
   - name: local
     engine: embedded
+    lost_after: 2m
 `, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := c.ClusterLostAfter(); !reflect.DeepEqual(got, map[string]time.Duration{"local": 2 * time.Minute}) {
+		t.Errorf("lost_after: %v", got)
 	}
 	if got := c.ClusterNames(); !reflect.DeepEqual(got, []string{"mesos-dc1", "k8s-prod", "local"}) {
 		t.Errorf("names %v", got)
@@ -92,6 +97,9 @@ func TestClustersFileRefused(t *testing.T) {
 		{"clusters:\n  - name: a\n    engine: kubernetes\n    kube_config: /k\n    kube_in_cluster: true\n", nil, "needs kube_config or kube_in_cluster"},
 		{"clusters:\n  - name: a\n    engine: kubernetes\n    kube_config: /k\n    mesos_url: http://m:5050\n", nil, "takes no mesos_* setting"},
 		{"clusters:\n  - name: a\n    engine: embedded\n  - name: b\n    engine: embedded\n", nil, "2 embedded clusters"},
+		{"clusters:\n  - name: a\n    engine: embedded\n    lost_after: soon\n", nil, `cluster 1 (a): lost_after "soon" must be a duration above 0s and at most 168h0m0s`},
+		{"clusters:\n  - name: a\n    engine: embedded\n    lost_after: 0s\n", nil, `lost_after "0s" must be a duration above 0s`},
+		{"clusters:\n  - name: a\n    engine: embedded\n    lost_after: 200h\n", nil, `lost_after "200h" must be a duration`},
 		{"clusters:\n  - name: a\n    engine: embedded\n", map[string]string{"mesos_url": "http://m:5050"}, "give each cluster's engine in clusters_file's list only"},
 	} {
 		_, err := loadClusters(t, c.yaml, c.env)

@@ -24,10 +24,12 @@ type schedCluster struct {
 	MemoryMB     float64 `json:"memoryMB"`
 	AgentsError  string  `json:"agentsError"`
 	RunningTasks int     `json:"runningTasks"`
-	// Connected is absent when the answering instance cannot tell (a standby, one cluster).
-	Connected *bool     `json:"connected"`
-	Since     time.Time `json:"since"`
-	LastError string    `json:"lastError"`
+	// Connected is absent when the answer cannot tell (one cluster; no leader elected:
+	// ConnectionUnknown says so).
+	Connected         *bool     `json:"connected"`
+	Since             time.Time `json:"since"`
+	LastError         string    `json:"lastError"`
+	ConnectionUnknown string    `json:"connectionUnknown"`
 }
 
 const clustersAPI = "/api/operate/clusters"
@@ -38,6 +40,8 @@ const drainPoll = 2 * time.Second
 // connectedWords: yes, no (with why it was lost), or - when the answer says nothing.
 func (s schedCluster) connectedWords() string {
 	switch {
+	case s.Connected == nil && s.ConnectionUnknown != "":
+		return "- (no leader now)"
 	case s.Connected == nil:
 		return "-"
 	case *s.Connected:

@@ -3,6 +3,7 @@ package ejctl
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +19,11 @@ type namespaceView struct {
 	Weight    float64    `json:"weight,omitempty"`
 	Jitter    string     `json:"jitter,omitempty"`
 	Clusters  []string   `json:"clusters,omitempty"`
-	Caps      *hostCaps  `json:"caps,omitempty"`
-	Role      string     `json:"role"`
-	Usage     struct {
+	// PerCluster are its guarantee and limit on each cluster named.
+	PerCluster map[string]clusterCapacity `json:"perCluster,omitempty"`
+	Caps       *hostCaps                  `json:"caps,omitempty"`
+	Role       string                     `json:"role"`
+	Usage      struct {
 		Apps         int       `json:"apps"`
 		Jobs         int       `json:"jobs"`
 		Workflows    int       `json:"workflows"`
@@ -33,6 +36,73 @@ type namespaceView struct {
 type resources struct {
 	CPUCount float64 `json:"cpuCount"`
 	MemoryMB float64 `json:"memoryMB"`
+}
+
+type clusterCapacity struct {
+	Guarantee *resources `json:"guarantee,omitempty"`
+	Limit     *resources `json:"limit,omitempty"`
+}
+
+// perClusterWords words a namespace's per-cluster capacities, by cluster name: "-" for
+// none, else "k8s-prod: guarantee 2 CPU / 1024 MB, limit -; …".
+func perClusterWords(pc map[string]clusterCapacity) string {
+	if len(pc) == 0 {
+		return "-"
+	}
+	names := make([]string, 0, len(pc))
+	for n := range pc {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s: guarantee %s, limit %s", n, pc[n].Guarantee.String(), pc[n].Limit.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// mergedPerCluster is cur with the --cluster-guarantee and --cluster-limit flags
+// applied: each NAME=CPUS,MEM sets that cluster's guarantee (or limit), NAME= clears
+// it; a cluster left with neither is dropped.
+func mergedPerCluster(cur map[string]clusterCapacity, guarantees, limits []string) (map[string]clusterCapacity, error) {
+	out := map[string]clusterCapacity{}
+	for n, cc := range cur {
+		out[n] = cc
+	}
+	apply := func(flag string, vals []string, set func(cc *clusterCapacity, r *resources)) error {
+		for _, v := range vals {
+			name, amount, ok := strings.Cut(v, "=")
+			if !ok || name == "" {
+				return fmt.Errorf("--%s %q: want CLUSTER=CPUS,MEMORY_MB (k8s-prod=2,4096), or CLUSTER= to clear it", flag, v)
+			}
+			cc := out[name]
+			if amount == "" {
+				set(&cc, nil)
+			} else {
+				cpu, mem, ok := strings.Cut(amount, ",")
+				c, err1 := strconv.ParseFloat(cpu, 64)
+				m, err2 := strconv.ParseFloat(mem, 64)
+				if !ok || err1 != nil || err2 != nil {
+					return fmt.Errorf("--%s %q: want CLUSTER=CPUS,MEMORY_MB (k8s-prod=2,4096), or CLUSTER= to clear it", flag, v)
+				}
+				set(&cc, &resources{CPUCount: c, MemoryMB: m})
+			}
+			out[name] = cc
+		}
+		return nil
+	}
+	if err := apply("cluster-guarantee", guarantees, func(cc *clusterCapacity, r *resources) { cc.Guarantee = r }); err != nil {
+		return nil, err
+	}
+	if err := apply("cluster-limit", limits, func(cc *clusterCapacity, r *resources) { cc.Limit = r }); err != nil {
+		return nil, err
+	}
+	for n, cc := range out {
+		if cc.Guarantee == nil && cc.Limit == nil {
+			delete(out, n)
+		}
+	}
+	return out, nil
 }
 
 func (r *resources) String() string {
@@ -92,9 +162,9 @@ func (c tenancyGroup) nsGetCmd() *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s (your role: %s)\n  holds: %d apps, %d jobs, %d workflows; %d running tasks, %d queued\n  in use: %s\n  guarantee: %s, limit: %s, weight %s",
+			c.say("namespace %s (your role: %s)\n  holds: %d apps, %d jobs, %d workflows; %d running tasks, %d queued\n  in use: %s\n  guarantee: %s, limit: %s, weight %s\n  per cluster: %s",
 				n.Name, n.Role, n.Usage.Apps, n.Usage.Jobs, n.Usage.Workflows, n.Usage.RunningTasks, n.Usage.Queued,
-				n.Usage.InUse.String(), n.Guarantee.String(), n.Limit.String(), weight(n.Weight))
+				n.Usage.InUse.String(), n.Guarantee.String(), n.Limit.String(), weight(n.Weight), perClusterWords(n.PerCluster))
 			return nil
 		},
 	}
@@ -165,7 +235,7 @@ func mergedCaps(cur *hostCaps, changed func(string) bool, vals map[string]*strin
 func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	var gCPU, gMem, lCPU, lMem, w float64
 	var jitter string
-	var clusters []string
+	var clusters, clusterG, clusterL []string
 	var replace bool
 	capVals := map[string]*string{}
 	cmd := &cobra.Command{
@@ -193,6 +263,13 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 			if caps != nil {
 				body["caps"] = caps
 			}
+			pc, err := mergedPerCluster(cur.PerCluster, clusterG, clusterL)
+			if err != nil {
+				return err
+			}
+			if len(pc) > 0 {
+				body["perCluster"] = pc
+			}
 			if verb == "create" {
 				var existing namespaceView
 				err := c.client.get(cmd.Context(), path, nil, &existing)
@@ -210,7 +287,8 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 			if c.json() {
 				return c.printJSON(n)
 			}
-			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, clusters %s, caps %s", n.Name, n.Guarantee.String(), n.Limit.String(), weight(n.Weight), orDash(n.Jitter), orDash(strings.Join(n.Clusters, ",")), n.Caps.String())
+			c.say("namespace %s: guarantee %s, limit %s, weight %s, jitter %s, clusters %s, per cluster %s, caps %s", n.Name, n.Guarantee.String(), n.Limit.String(),
+				weight(n.Weight), orDash(n.Jitter), orDash(strings.Join(n.Clusters, ",")), perClusterWords(n.PerCluster), n.Caps.String())
 			return nil
 		},
 	}
@@ -222,6 +300,8 @@ func (c tenancyGroup) nsPutCmd(verb string) *cobra.Command {
 	f.Float64Var(&w, "weight", 1, "its share among borrowers")
 	f.StringVar(&jitter, "jitter", "", "the jitter window of its jobs and workflows that set none (30m; docs/jobs.md)")
 	f.StringSliceVar(&clusters, "clusters", nil, "the clusters its jobs that name none run on, in order of preference (k8s-prod,mesos-dc1; \"\": any; docs/clusters.md)")
+	f.StringArrayVar(&clusterG, "cluster-guarantee", nil, "its guarantee on one cluster, CLUSTER=CPUS,MEMORY_MB (CLUSTER= clears it); repeat per cluster (docs/clusters.md)")
+	f.StringArrayVar(&clusterL, "cluster-limit", nil, "the most it may hold on one cluster, CLUSTER=CPUS,MEMORY_MB (CLUSTER= clears it); repeat per cluster")
 	for _, cf := range capFlags {
 		capVals[cf.flag] = f.String(cf.flag, "", cf.usage)
 	}

@@ -68,7 +68,11 @@ type Status struct {
 	// sight of the task's agent (Mesos unreachable_time; zero: unknown),
 	// the same in every answer and to every leader.
 	UnreachableSince time.Time
-	Healthy          *bool
+	// LostCluster names, for TASK_UNREACHABLE, the cluster whose engine was lost as a
+	// whole (several clusters: the composition reports each task there so); "": the task's
+	// agent alone. The scheduler counts such a task lost past that cluster's own bound.
+	LostCluster string
+	Healthy     *bool
 }
 
 // TaskRef names a task for explicit reconciliation.

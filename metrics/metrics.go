@@ -58,12 +58,20 @@ type Metrics struct {
 	reasons map[string]bool // waiting reasons set so far (reset to 0 when they clear)
 
 	deadlines *Deadlines // missed deadlines and start estimates (deadlines.go)
+
+	// per cluster (clusters.go)
+	launches  *prometheus.CounterVec
+	offered   clusterOffers
+	clusterMu sync.Mutex
+	home      string                 // the home cluster: where an agent id naming none is
+	connected func() map[string]bool // ObserveConnections
 }
 
 var (
-	_ observe.Tasks   = (*Metrics)(nil)
-	_ observe.Gauges  = (*Metrics)(nil)
-	_ observe.Daemons = (*Metrics)(nil)
+	_ observe.Tasks         = (*Metrics)(nil)
+	_ observe.Gauges        = (*Metrics)(nil)
+	_ observe.Daemons       = (*Metrics)(nil)
+	_ observe.ClusterOffers = (*Metrics)(nil)
 )
 
 // fine buckets from 0.1 ms to 10 s, for latency targets in milliseconds.
@@ -95,13 +103,15 @@ func New() *Metrics {
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elasticjob_waiting_entries",
 			Help: "Ready executions and failover shards not launched in the last round, by reason (no_offers, insufficient_cpu, never_fits, execution_running, …)."}, []string{"reason"}),
 		reasons: map[string]bool{},
+		launches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elasticjob_cluster_launches_total",
+			Help: "Tasks launched, by the cluster they were launched on (one cluster is default)."}, []string{"cluster"}),
 	}
 	m.stages = newStageObservers(m.stageHist)
 	m.nsLateness, m.nsSeries = newNamespaceLateness(), nsusage.New()
 	m.deadlines = newDeadlines()
 	m.reg.MustRegister(m.deadlines.missed, m.deadlines.errRatio, m.deadlines.errAbs)
 	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
-		m.stageHist, streaks{m}, m.waiting,
+		m.stageHist, streaks{m}, m.waiting, m.launches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -124,6 +134,7 @@ func (m *Metrics) Launched(t observe.TaskEvent) {
 	if !t.Queued.IsZero() {
 		m.toAccept.Observe(t.At.Sub(t.Queued).Seconds())
 	}
+	m.launches.WithLabelValues(m.clusterOf(t.AgentID)).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.count(t.Job, func(c *jobCounts) { c.launched++ })

@@ -3,8 +3,10 @@ package namespace
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,10 +120,20 @@ type Record struct {
 	// Clusters are the clusters the namespace's jobs may run on, in order of preference,
 	// for the jobs that name none of their own ([]: any; docs/clusters.md).
 	Clusters []string `json:"clusters,omitempty"`
+	// PerCluster are its guarantee and limit on each cluster named (docs/clusters.md):
+	// its work on that cluster is counted against them, beside the guarantee and the
+	// limit above, which count its work on every cluster together.
+	PerCluster map[string]ClusterCapacity `json:"perCluster,omitempty"`
 	// Caps are its caps on the hosts its tasks run on (the embedded agent
 	// under tenant isolation); nil, or a nil field, takes the scheduler's
 	// setting.
 	Caps *HostCaps `json:"caps,omitempty"`
+}
+
+// ClusterCapacity is a namespace's guarantee and limit on one cluster.
+type ClusterCapacity struct {
+	Guarantee *Resources `json:"guarantee,omitempty"`
+	Limit     *Resources `json:"limit,omitempty"`
 }
 
 // HostCaps are a namespace's own caps on all of its executors and tasks
@@ -206,27 +218,11 @@ func (r Record) Validate() error {
 	if err := ValidateName(r.Name); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		field string
-		res   *Resources
-	}{{"guarantee", r.Guarantee}, {"limit", r.Limit}} {
-		if f.res == nil {
-			continue
-		}
-		if err := checkAmount(f.field+".cpuCount", f.res.CPUCount); err != nil {
-			return err
-		}
-		if err := checkAmount(f.field+".memoryMB", f.res.MemoryMB); err != nil {
-			return err
-		}
+	if err := checkCapacity("", r.Guarantee, r.Limit); err != nil {
+		return err
 	}
-	if g, l := r.Guarantee, r.Limit; g != nil && l != nil {
-		if g.CPUCount > l.CPUCount {
-			return fmt.Errorf("%w: guarantee.cpuCount %v is above limit.cpuCount %v", ErrInvalid, g.CPUCount, l.CPUCount)
-		}
-		if g.MemoryMB > l.MemoryMB {
-			return fmt.Errorf("%w: guarantee.memoryMB %v is above limit.memoryMB %v", ErrInvalid, g.MemoryMB, l.MemoryMB)
-		}
+	if err := r.validatePerCluster(); err != nil {
+		return err
 	}
 	if math.IsNaN(r.Weight) || r.Weight < 0 || r.Weight > MaxWeight {
 		return fmt.Errorf("%w: weight must be between 0 (unset: 1) and %d, got %v", ErrInvalid, MaxWeight, r.Weight)
@@ -240,6 +236,61 @@ func (r Record) Validate() error {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
 	}
 	return r.Caps.validate()
+}
+
+// checkCapacity checks a guarantee and a limit (prefix names where they are: "" or
+// "perCluster.k8s.").
+func checkCapacity(prefix string, g, l *Resources) error {
+	for _, f := range []struct {
+		field string
+		res   *Resources
+	}{{"guarantee", g}, {"limit", l}} {
+		if f.res == nil {
+			continue
+		}
+		if err := checkAmount(prefix+f.field+".cpuCount", f.res.CPUCount); err != nil {
+			return err
+		}
+		if err := checkAmount(prefix+f.field+".memoryMB", f.res.MemoryMB); err != nil {
+			return err
+		}
+	}
+	if g != nil && l != nil {
+		if g.CPUCount > l.CPUCount {
+			return fmt.Errorf("%w: %sguarantee.cpuCount %v is above %slimit.cpuCount %v", ErrInvalid, prefix, g.CPUCount, prefix, l.CPUCount)
+		}
+		if g.MemoryMB > l.MemoryMB {
+			return fmt.Errorf("%w: %sguarantee.memoryMB %v is above %slimit.memoryMB %v", ErrInvalid, prefix, g.MemoryMB, prefix, l.MemoryMB)
+		}
+	}
+	return nil
+}
+
+// validatePerCluster checks each cluster's guarantee and limit: a cluster name, amounts
+// in bounds, a guarantee within its limit and within the global limit (a guarantee the
+// namespace may never use is a mistake).
+func (r Record) validatePerCluster() error {
+	if len(r.PerCluster) > app.MaxClusters {
+		return fmt.Errorf("%w: perCluster names %d clusters, at most %d", ErrInvalid, len(r.PerCluster), app.MaxClusters)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.PerCluster)) {
+		cc := r.PerCluster[name]
+		if !app.ValidClusterName(name) {
+			return fmt.Errorf("%w: perCluster %q is not a cluster name (lower-case letters, digits and '-', at most 63 characters)", ErrInvalid, name)
+		}
+		if cc.Guarantee == nil && cc.Limit == nil {
+			return fmt.Errorf("%w: perCluster.%s sets neither a guarantee nor a limit (leave the cluster out instead)", ErrInvalid, name)
+		}
+		prefix := "perCluster." + name + "."
+		if err := checkCapacity(prefix, cc.Guarantee, cc.Limit); err != nil {
+			return err
+		}
+		if g, l := cc.Guarantee, r.Limit; g != nil && l != nil && (g.CPUCount > l.CPUCount || g.MemoryMB > l.MemoryMB) {
+			return fmt.Errorf("%w: %sguarantee (%v CPUs, %v MB) is above the namespace's limit (%v CPUs, %v MB)", ErrInvalid, prefix,
+				g.CPUCount, g.MemoryMB, l.CPUCount, l.MemoryMB)
+		}
+	}
+	return nil
 }
 
 // The largest guarantee or limit, the bounds of a job's own cpuCount and

@@ -66,6 +66,13 @@ type Gauges interface {
 	OffersSeen(n int, declined int)
 }
 
+// ClusterOffers is implemented by gauges that export what is on offer per cluster
+// (called once per launch round, with the offers the round started from; the cluster ""
+// is the one engine's, or the home cluster's).
+type ClusterOffers interface {
+	OffersHeld(cpus, memMB map[string]float64)
+}
+
 // Waiting is implemented by gauges that count waiting work by reason
 // (called at most once per launch round).
 type Waiting interface {

@@ -14,6 +14,7 @@ import (
 type Matcher struct {
 	m       *matcher
 	running map[ExecutorKey]bool
+	last    []placement // the last Place that succeeded (LastByCluster)
 }
 
 // NewMatcher starts matching on offers, with the executors already
@@ -92,7 +93,23 @@ func (x *Matcher) Place(reqs []Request) (ok bool, reason Reason, detail string) 
 		}
 		return false, reason, detail
 	}
+	x.last = done
 	return true, "", ""
+}
+
+// LastByCluster is what the last successful Place took on each cluster (Offer.Cluster):
+// its tasks, and the executors it started when withExecutors.
+func (x *Matcher) LastByCluster(withExecutors bool) map[string]Resources {
+	out := map[string]Resources{}
+	for _, p := range x.last {
+		cost := p.req.Task
+		if withExecutors {
+			cost = p.cost
+		}
+		cl := x.m.agents[x.m.offers[p.off].agent].cluster
+		out[cl] = out[cl].Add(cost)
+	}
+	return out
 }
 
 // Hold takes up to r of an agent's free resources out of what later Place

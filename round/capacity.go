@@ -27,6 +27,23 @@ type Capacity struct {
 	Closed string
 	// Weight is its share among borrowers (0: 1).
 	Weight float64
+	// PerCluster are its guarantee and limit on each cluster named (clusters.go): its
+	// work on that cluster counts against them, and the rest of its work against
+	// Guarantee; Limit holds over all of its work together.
+	PerCluster map[string]ClusterCap
+}
+
+// ClusterCap is a namespace's guarantee and limit on one cluster.
+type ClusterCap struct {
+	Guarantee offers.Resources
+	Limit     *offers.Resources // nil: none
+}
+
+// isZero reports whether c promises and caps nothing (a namespace the round need not
+// tell from others).
+func (c Capacity) isZero() bool {
+	return c.Guarantee.IsZero() && c.Limit == nil && c.Quota == nil && c.QuotaName == "" && c.Closed == "" &&
+		c.Weight == 0 && len(c.PerCluster) == 0
 }
 
 func (c Capacity) weight() float64 {
@@ -66,10 +83,12 @@ const (
 // left of its guarantee (skipping the others, which go to later), then
 // the rest, in their order, as a borrower.
 type nsState struct {
-	name    string
-	cap     Capacity
-	used    offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
-	queue   []int32          // its candidates (indices into decider.cands), oldest first
+	name string
+	cap  Capacity
+	used offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
+	// usedOn is used by cluster, kept only when it has a per-cluster capacity.
+	usedOn  map[string]offers.Resources
+	queue   []int32 // its candidates (indices into decider.cands), oldest first
 	head    int
 	later   []int32 // entries beyond its guarantee, for the borrowing pass
 	lhead   int
@@ -89,11 +108,50 @@ func (ns *nsState) within(r offers.Resources) bool {
 	return r.CPU <= g.CPU && r.MemMB <= g.MemMB
 }
 
-// borrowed is what it holds beyond its guarantee.
-func (ns *nsState) borrowed() offers.Resources {
-	g := ns.cap.Guarantee
-	return offers.Resources{CPU: max(ns.used.CPU-g.CPU, 0), MemMB: max(ns.used.MemMB-g.MemMB, 0)}
+// covered is the part of its usage its per-cluster guarantees cover: on each cluster
+// with one, what it holds there up to it.
+func (ns *nsState) covered() offers.Resources {
+	var r offers.Resources
+	for name, cc := range ns.cap.PerCluster {
+		u := ns.usedOn[name]
+		r = r.Add(offers.Resources{CPU: min(u.CPU, cc.Guarantee.CPU), MemMB: min(u.MemMB, cc.Guarantee.MemMB)})
+	}
+	return r
 }
+
+// rest is its usage its per-cluster guarantees do not cover: what counts against its
+// global guarantee (all of it with none per cluster).
+func (ns *nsState) rest() offers.Resources {
+	if len(ns.cap.PerCluster) == 0 {
+		return ns.used
+	}
+	return ns.used.Sub(ns.covered())
+}
+
+// guaranteedUse is what it holds within its guarantees, global and per cluster.
+func (ns *nsState) guaranteedUse() offers.Resources {
+	g, r := ns.cap.Guarantee, ns.rest()
+	return ns.used.Sub(r).Add(offers.Resources{CPU: min(r.CPU, g.CPU), MemMB: min(r.MemMB, g.MemMB)})
+}
+
+// borrowed is what it holds beyond its guarantees.
+func (ns *nsState) borrowed() offers.Resources {
+	g, r := ns.cap.Guarantee, ns.rest()
+	return offers.Resources{CPU: max(r.CPU-g.CPU, 0), MemMB: max(r.MemMB-g.MemMB, 0)}
+}
+
+// allGuarantees is its global guarantee and every per-cluster one together: what it
+// holds at most within them.
+func (ns *nsState) allGuarantees() offers.Resources {
+	g := ns.cap.Guarantee
+	for _, cc := range ns.cap.PerCluster {
+		g = g.Add(cc.Guarantee)
+	}
+	return g
+}
+
+// anyGuarantee reports whether it has a guarantee, global or on some cluster.
+func (ns *nsState) anyGuarantee() bool { return !ns.allGuarantees().IsZero() }
 
 // shards is what an entry's shards hold while they run.
 func (c *cand) shards() offers.Resources {
@@ -179,6 +237,9 @@ type spaces struct {
 	// guaranteed are the entries within their namespace's guarantee that
 	// wait for resources, in the round's order (preempt.go).
 	guaranteed []*cand
+	// policyOf is where an entry may be placed now (policy.use nil: no cluster in the
+	// view), for the per-cluster guarantees and preemption (clusters.go).
+	policyOf func(c *cand) policy
 }
 
 // setup sets up the namespaces of a round: every namespace with
@@ -190,21 +251,37 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 	for name, c := range s.v.Namespaces {
 		s.space(name).cap = c
 	}
+	for _, ns := range s.byName {
+		if len(ns.cap.PerCluster) > 0 && len(v.Clusters) > 0 {
+			ns.usedOn = map[string]offers.Resources{}
+		}
+	}
 	for job, shards := range s.v.Running {
 		cfg, _, _ := s.v.Jobs.Lookup(job)
 		n := int64(len(shards))
 		ns := s.space(namespace.Of(job))
-		ns.used = ns.used.Add(offers.Resources{CPU: offers.CPUs(cfg.CPUCount) * offers.Milli(n), MemMB: offers.MemMB(cfg.MemoryMB) * n})
+		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+		ns.used = ns.used.Add(offers.Resources{CPU: res.CPU * offers.Milli(n), MemMB: res.MemMB * n})
+		if ns.usedOn != nil {
+			for _, e := range shards {
+				cl := s.v.clusterOfAgent(e.AgentID)
+				ns.usedOn[cl] = ns.usedOn[cl].Add(res)
+			}
+		}
 	}
 	// Each executor counts against its app's namespace, once per agent,
 	// an idle one too: it holds its share until it exits.
 	s.execUp = map[string]bool{}
-	for _, list := range s.occ.executorsByAgent() {
+	for agent, list := range s.occ.executorsByAgent() {
 		for _, e := range list {
 			s.execUp[e.app] = true
 			if owner, ok := execOwner(e.app); ok {
 				ns := s.space(owner)
 				ns.used = ns.used.Add(e.res)
+				if ns.usedOn != nil {
+					cl := s.v.clusterOfAgent(agent)
+					ns.usedOn[cl] = ns.usedOn[cl].Add(e.res)
+				}
 			}
 		}
 	}
@@ -218,7 +295,7 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 	}
 	s.multi = len(s.byName) > 1
 	for _, ns := range s.byName {
-		s.multi = s.multi || ns.cap != (Capacity{})
+		s.multi = s.multi || !ns.cap.isZero()
 	}
 	s.order = s.order[:0]
 	for _, ns := range s.byName {
@@ -249,6 +326,11 @@ func (s *spaces) placedIn(c *cand, k int) {
 		ns.used = ns.used.Add(c.withExecs(k))
 	} else {
 		ns.used = ns.used.Add(c.shards())
+	}
+	if ns.usedOn != nil {
+		for cl, r := range s.m.LastByCluster(c.charged()) {
+			ns.usedOn[cl] = ns.usedOn[cl].Add(r)
+		}
 	}
 	s.lend.launched(c.withExecs(k), c.class == classGuaranteed)
 	s.refresh(ns)

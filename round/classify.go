@@ -27,6 +27,43 @@ type cand struct {
 	sh    shape
 	ns    *nsState // its namespace
 	class int      // within its namespace's guarantee, or borrowing
+	// pc is where its namespace's per-cluster capacities put it (clusters.go; nil: they
+	// do not, as for every entry of a namespace without them).
+	pc *clusterPick
+}
+
+// clusterPick is where per-cluster capacities put an entry: guarOn, the cluster whose
+// guarantee of its namespace it is within ("": the global one, or it borrows), and on,
+// the clusters it may be placed on this round when they narrow its policy's (nil: all).
+type clusterPick struct {
+	guarOn string
+	on     []string
+}
+
+func (c *cand) guarOn() string {
+	if c.pc == nil {
+		return ""
+	}
+	return c.pc.guarOn
+}
+
+// on is the clusters c may be placed on this round when its namespace narrowed its
+// policy's (nil: all of them).
+func (c *cand) on() []string {
+	if c.pc == nil {
+		return nil
+	}
+	return c.pc.on
+}
+
+func (c *cand) setGuarOn(cl string) {
+	if c.pc == nil {
+		if cl == "" {
+			return
+		}
+		c.pc = &clusterPick{}
+	}
+	c.pc.guarOn = cl
 }
 
 func (c *cand) kind() offers.Kind { return c.sh.kind }

@@ -156,15 +156,19 @@ func (d *decider) placeOn(c *cand) (ok bool, reason offers.Reason, detail string
 		return d.m.Place(c.requests())
 	}
 	p := d.policyOf(c)
+	use := p.use
+	if on := c.on(); on != nil {
+		use = on
+	}
 	if p.spread {
-		ok, reason, detail = d.m.PlaceIn(c.requests(), p.use...)
+		ok, reason, detail = d.m.PlaceIn(c.requests(), use...)
 		if !ok {
-			detail = "on clusters " + strings.Join(p.use, ", ") + ": " + detail
+			detail = "on clusters " + strings.Join(use, ", ") + ": " + detail
 		}
 		return ok, reason, detail
 	}
 	var tried []string
-	for _, cl := range p.use {
+	for _, cl := range use {
 		ok, r, dt := d.m.PlaceIn(c.requests(), cl)
 		if ok {
 			return true, "", ""
@@ -178,6 +182,124 @@ func (d *decider) placeOn(c *cand) (ok bool, reason offers.Reason, detail string
 		tried = append(tried, "not on "+strings.Join(p.out, ", "))
 	}
 	return false, reason, strings.Join(tried, "; ")
+}
+
+// clusterOfAgent is the cluster of an agent id: its agent's in the view, else the
+// cluster its qualified id names, else, for an id naming none (recorded before the
+// scheduler ran on several clusters), the home cluster (the first); "" with no cluster
+// in the view.
+func (v *View) clusterOfAgent(id string) string {
+	if len(v.Clusters) == 0 {
+		return ""
+	}
+	if v.agentCluster == nil {
+		v.agentCluster = make(map[string]string, len(v.agents))
+		for _, a := range v.agents {
+			v.agentCluster[a.ID] = a.Cluster
+		}
+	}
+	if cl, ok := v.agentCluster[id]; ok && cl != "" {
+		return cl
+	}
+	if name, _, ok := strings.Cut(id, ":"); ok && slices.ContainsFunc(v.Clusters, func(cs ClusterState) bool { return cs.Name == name }) {
+		return name
+	}
+	return v.Clusters[0].Name
+}
+
+// Per-cluster capacities (Capacity.PerCluster). A namespace's work on a cluster counts
+// against that cluster's guarantee and limit; what its per-cluster guarantees do not
+// cover counts against its global guarantee, and all of it against its global limit. An
+// entry within a cluster's guarantee is served first like one within the global
+// guarantee, tried on that cluster first, and preempts only there (preempt.go); a cluster
+// where it would take its namespace past that cluster's limit is left out of its
+// placement this round.
+
+// guaranteedOn is the first cluster c may use now whose guarantee of its namespace it
+// fits within, taking cost ("": none).
+func (s *spaces) guaranteedOn(ns *nsState, c *cand, cost offers.Resources) string {
+	if ns.usedOn == nil || s.policyOf == nil {
+		return ""
+	}
+	for _, cl := range s.policyOf(c).use {
+		cc, ok := ns.cap.PerCluster[cl]
+		if ok && !cc.Guarantee.IsZero() && ns.usedOn[cl].Add(cost).Fits(cc.Guarantee) {
+			return cl
+		}
+	}
+	return ""
+}
+
+// gateClusters narrows c's clusters to those where its namespace's per-cluster limits
+// leave room for it (cand.on), the cluster whose guarantee it is within first; when none
+// is left it waits, and the reason names each cluster's limit.
+func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
+	ns := c.ns
+	if c.pc != nil {
+		c.pc.on = nil
+	}
+	if ns.usedOn == nil || len(use) == 0 {
+		return queue.Wait{}, true
+	}
+	cost, least := s.cost(c), c.leastCost()
+	on := make([]string, 0, len(use))
+	var full []string
+	never := true
+	for _, cl := range use {
+		cc, ok := ns.cap.PerCluster[cl]
+		switch {
+		case !ok || cc.Limit == nil:
+			on, never = append(on, cl), false
+		case !least.Fits(*cc.Limit):
+			full = append(full, fmt.Sprintf("on cluster %s it may hold at most %s", cl, fmtRes(*cc.Limit)))
+		case !ns.usedOn[cl].Add(cost).Fits(*cc.Limit):
+			never = false
+			full = append(full, fmt.Sprintf("on cluster %s its work holds %s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]), fmtRes(*cc.Limit)))
+		default:
+			on, never = append(on, cl), false
+		}
+	}
+	if len(on) == 0 {
+		if never {
+			return queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
+				Message: fmt.Sprintf("can never fit its namespace on the clusters it may run on now: it needs %s, and namespace %s: %s",
+					needWords(c, least), ns.name, strings.Join(full, "; "))}, false
+		}
+		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
+			Message: fmt.Sprintf("namespace %s is at its limit on every cluster it may run on now: %s; this needs %s more; "+
+				"it runs as the namespace's running work there ends", ns.name, strings.Join(full, "; "), needWords(c, cost))}
+		return s.nsHolders(c, w), false
+	}
+	if g := c.guarOn(); g != "" {
+		if i := slices.Index(on, g); i > 0 {
+			copy(on[1:i+1], on[:i])
+			on[0] = g
+		}
+	}
+	if len(on) < len(use) || (len(on) > 0 && on[0] != use[0]) {
+		if c.pc == nil {
+			c.pc = &clusterPick{}
+		}
+		c.pc.on = on
+	}
+	return queue.Wait{}, true
+}
+
+// targets are the clusters where freeing resources may serve c, which waits within its
+// namespace's guarantee (preempt.go): the cluster whose guarantee it is within, else
+// those it may be placed on now; nil with no cluster in the view (anywhere).
+func (s *spaces) targets(c *cand) (use []string, spread bool) {
+	if s.policyOf == nil {
+		return nil, false
+	}
+	p := s.policyOf(c)
+	switch {
+	case c.guarOn() != "":
+		return []string{c.guarOn()}, false
+	case c.on() != nil:
+		return c.on(), p.spread
+	}
+	return p.use, p.spread
 }
 
 // usable is the part of the empty cluster c may use (all of it with no cluster in the

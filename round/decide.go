@@ -88,6 +88,7 @@ func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
 	d.present = clustersPresent(d.cluster)
+	d.v.agents, d.v.agentCluster = d.cluster, nil
 	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
 	if len(v.Offers) == 0 && len(d.cluster) > 0 {
@@ -98,6 +99,12 @@ func (d *decider) place() {
 	}
 	d.m = offers.NewMatcher(d.offs, v.Executors)
 	d.failed = map[shape]queue.Wait{}
+	d.ns.policyOf = func(c *cand) policy {
+		if c.sh.clusters == "" {
+			return policy{}
+		}
+		return d.policyOf(c)
+	}
 	d.ns.setup(&d.v, d.cands, d.cluster, d.m, &d.occ)
 	for c := d.ns.next(); c != nil; c = d.ns.next() {
 		d.consider(c)
@@ -136,12 +143,19 @@ func (d *decider) consider(c *cand) {
 		d.plan.Waiting[c.key] = w
 		return
 	}
+	if c.sh.clusters != "" {
+		if w, ok := d.ns.gateClusters(c, d.policyOf(c).use); !ok {
+			d.plan.Waiting[c.key] = w
+			return
+		}
+	}
 	if len(d.offs) == 0 {
 		d.wait(c.key, queue.WaitNoOffers, "no resources on offer: waiting for the cluster engine to offer resources")
 		return
 	}
 	sh := c.shape()
-	if w, ok := d.failed[sh]; ok {
+	// An entry whose clusters its namespace narrowed (cand.on) fares unlike its shape's others.
+	if w, ok := d.failed[sh]; ok && c.on() == nil {
 		d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 		return
 	}
@@ -196,13 +210,17 @@ func (d *decider) notPlaced(c *cand, reason offers.Reason, detail string) {
 	if d.holder == nil {
 		d.holder = c
 		d.plan.Waiting[c.key] = d.ns.annotate(c, d.reserve(c, d.m, w))
-		d.failed[sh] = d.behind(c, w)
+		if c.on() == nil {
+			d.failed[sh] = d.behind(c, w)
+		}
 		return
 	}
 	if d.plan.Reservation.Key != "" {
 		w = d.behind(d.holder, w)
 	}
-	d.failed[sh] = w
+	if c.on() == nil {
+		d.failed[sh] = w
+	}
 	d.plan.Waiting[c.key] = d.ns.annotate(c, w)
 }
 

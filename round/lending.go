@@ -110,7 +110,8 @@ func (l *lender) protect() *protection {
 		if ns == nil || ns.cap.Guarantee.IsZero() {
 			continue
 		}
-		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-ns.used.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-ns.used.MemMB, 0)}
+		r := ns.rest()
+		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-r.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-r.MemMB, 0)}
 		cum[ns] = cum[ns].Add(l.fireNeed(f))
 		prot := offers.Resources{CPU: min(unused.CPU, cum[ns].CPU), MemMB: min(unused.MemMB, cum[ns].MemMB)}
 		if prot == prev[ns] {

@@ -15,15 +15,23 @@ import (
 // guarantee (those that do not are kept for the second); then the next
 // of the rest. It reports false when none is left.
 func (s *spaces) rekey(ns *nsState) bool {
-	if ns.cap.Guarantee.IsZero() && ns.lhead == 0 && len(ns.later) == 0 && ns.head == 0 {
+	if !ns.anyGuarantee() && ns.lhead == 0 && len(ns.later) == 0 && ns.head == 0 {
 		ns.later, ns.queue = ns.queue, nil // nothing is within a zero guarantee
 	}
 	for ns.head < len(ns.queue) {
 		c := &s.cands[ns.queue[ns.head]]
-		if ns.within(ns.used.Add(s.cost(c))) {
+		cost := s.cost(c)
+		if ns.within(ns.rest().Add(cost)) {
 			ns.headC, ns.class = c, classGuaranteed
+			c.setGuarOn("")
 			return true
 		}
+		if cl := s.guaranteedOn(ns, c, cost); cl != "" {
+			ns.headC, ns.class = c, classGuaranteed
+			c.setGuarOn(cl)
+			return true
+		}
+		c.setGuarOn("")
 		ns.later = append(ns.later, ns.queue[ns.head])
 		ns.head++
 	}

@@ -55,8 +55,7 @@ func (s *spaces) annotate(c *cand, w queue.Wait) queue.Wait {
 		if ns == c.ns {
 			continue
 		}
-		g := ns.cap.Guarantee
-		inUse = inUse.Add(offers.Resources{CPU: min(ns.used.CPU, g.CPU), MemMB: min(ns.used.MemMB, g.MemMB)})
+		inUse = inUse.Add(ns.guaranteedUse())
 		lent = lent || !ns.borrowed().IsZero()
 	}
 	w.Namespace = c.ns.name
@@ -114,7 +113,11 @@ func (s *spaces) preempt(plan *Plan) {
 		}
 	}
 	c := s.guaranteed[0]
-	vs := s.victims(c)
+	on, spread := s.targets(c)
+	if on != nil && len(on) == 0 {
+		return // no cluster takes its work now: freeing resources serves nothing
+	}
+	vs := s.victims(c, on)
 	if len(vs) == 0 {
 		return
 	}
@@ -127,7 +130,7 @@ func (s *spaces) preempt(plan *Plan) {
 		if !ok {
 			u = v.ns.used
 		}
-		if !stays(u.Sub(v.cost), v.ns.cap.Guarantee) {
+		if !stays(u.Sub(v.cost), v.ns.allGuarantees()) {
 			continue
 		}
 		used[v.ns] = u.Sub(v.cost)
@@ -138,7 +141,7 @@ func (s *spaces) preempt(plan *Plan) {
 		if len(chosen) > maxVictims {
 			return
 		}
-		if fitsFree(free, running, c) {
+		if s.fitsFree(free, running, c, on, spread) {
 			preemptFor(plan, c, chosen)
 			return
 		}
@@ -154,9 +157,10 @@ const maxVictims = 64
 func stays(u, g offers.Resources) bool { return u.CPU >= g.CPU || u.MemMB >= g.MemMB }
 
 // victims are the running executions of preemptible TRANSIENT jobs of
-// other namespaces that hold more than their guarantee: the namespace
-// with the largest weighted share first, then the newest run first.
-func (s *spaces) victims(c *cand) []victim {
+// other namespaces that hold more than their guarantee, with a shard on
+// one of the clusters on (nil: anywhere): the namespace with the largest
+// weighted share first, then the newest run first.
+func (s *spaces) victims(c *cand, on []string) []victim {
 	var out []victim
 	for job, shards := range s.v.Running {
 		ns := s.byName[namespace.Of(job)]
@@ -169,7 +173,9 @@ func (s *spaces) victims(c *cand) []victim {
 		}
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
 		v := victim{job: job, ns: ns}
+		there := on == nil
 		for _, e := range shards {
+			there = there || slices.Contains(on, s.v.clusterOfAgent(e.AgentID))
 			if !e.State.Live() || e.KilledBy != "" {
 				v.shards = nil
 				break
@@ -178,7 +184,7 @@ func (s *spaces) victims(c *cand) []victim {
 			v.cost = v.cost.Add(res)
 			v.since = max(v.since, e.LaunchedAt.UnixNano())
 		}
-		if len(v.shards) > 0 {
+		if len(v.shards) > 0 && there {
 			out = append(out, v)
 		}
 	}
@@ -199,17 +205,30 @@ func maps2(execs map[offers.ExecutorKey]bool, ls []Launch) map[offers.ExecutorKe
 	return out
 }
 
-// fitsFree tries c on what is free per agent.
-func fitsFree(free map[string]offers.Resources, running map[offers.ExecutorKey]bool, c *cand) bool {
+// fitsFree tries c on what is free per agent: anywhere with on nil; else
+// whole on one of the clusters on, or over them all when it spreads.
+func (s *spaces) fitsFree(free map[string]offers.Resources, running map[offers.ExecutorKey]bool, c *cand, on []string, spread bool) bool {
 	offs := make([]offers.Offer, 0, len(free))
 	for a, r := range free {
 		if r.CPU > 0 && r.MemMB > 0 {
-			offs = append(offs, offers.Offer{ID: "free:" + a, AgentID: a, Free: r})
+			offs = append(offs, offers.Offer{ID: "free:" + a, AgentID: a, Free: r, Cluster: s.v.clusterOfAgent(a)})
 		}
 	}
 	slices.SortFunc(offs, func(a, b offers.Offer) int { return cmp.Compare(a.ID, b.ID) })
-	ok, _, _ := offers.NewMatcher(offs, running).Place(c.requests())
-	return ok
+	if on == nil {
+		ok, _, _ := offers.NewMatcher(offs, running).Place(c.requests())
+		return ok
+	}
+	if spread {
+		ok, _, _ := offers.NewMatcher(offs, running).PlaceIn(c.requests(), on...)
+		return ok
+	}
+	for _, cl := range on {
+		if ok, _, _ := offers.NewMatcher(offs, running).PlaceIn(c.requests(), cl); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // preemptFor records the preemption in the plan and in c's wait.

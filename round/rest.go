@@ -89,7 +89,7 @@ func oneNamespace(v View) bool {
 		return ns == only
 	}
 	for name, c := range v.Namespaces {
-		if c != (Capacity{}) || !same(name) {
+		if !c.isZero() || !same(name) {
 			return false
 		}
 	}

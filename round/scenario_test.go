@@ -186,6 +186,20 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 				c.Closed = "its Kubernetes namespace " + m["closed"] + " does not exist"
 			}
 			v.Namespaces[arg(1)] = c
+		case "nscluster": // nscluster NS CLUSTER gcpus= gmem= lcpus= lmem=: its capacity on one cluster
+			c := v.Namespaces[arg(1)]
+			if c.PerCluster == nil {
+				c.PerCluster = map[string]ClusterCap{}
+			}
+			cc := ClusterCap{Guarantee: offers.Resources{CPU: offers.CPUs(num(m["gcpus"])), MemMB: offers.MemMB(num(m["gmem"]))}}
+			if m["lcpus"] != "" {
+				cc.Limit = &offers.Resources{CPU: offers.CPUs(num(m["lcpus"])), MemMB: offers.MemMB(num(m["lmem"]))}
+			}
+			c.PerCluster[arg(2)] = cc
+			if v.Namespaces == nil {
+				v.Namespaces = map[string]Capacity{}
+			}
+			v.Namespaces[arg(1)] = c
 		case "fire": // fire JOB at=SECONDS: the job's next cron fire (its need from the catalog)
 			j := cat.jobs[arg(1)]
 			a := cat.apps[j.AppName]

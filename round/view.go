@@ -52,6 +52,10 @@ type View struct {
 	// names for its jobs that name none.
 	Clusters          []ClusterState
 	NamespaceClusters map[string][]string
+	// the round's agents, and each one's cluster indexed at its first use (clusterOfAgent):
+	// only per-cluster capacities and preemption ask
+	agents       emptyCluster
+	agentCluster map[string]string
 
 	// Typical is what each running job's recent runs took (job → them),
 	// for when the work holding resources is expected to end; a job not in

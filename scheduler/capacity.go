@@ -152,7 +152,21 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 		c.Limit = &l
 	}
 	c.Weight = rec.EffectiveWeight()
-	return c, !c.Guarantee.IsZero() || c.Limit != nil || c.Weight != 1
+	for name, cc := range rec.PerCluster {
+		var rc round.ClusterCap
+		if cc.Guarantee != nil {
+			rc.Guarantee = res(cc.Guarantee)
+		}
+		if cc.Limit != nil {
+			l := res(cc.Limit)
+			rc.Limit = &l
+		}
+		if c.PerCluster == nil {
+			c.PerCluster = map[string]round.ClusterCap{}
+		}
+		c.PerCluster[name] = rc
+	}
+	return c, !c.Guarantee.IsZero() || c.Limit != nil || c.Weight != 1 || len(c.PerCluster) > 0
 }
 
 // fires lists the next cron fire of every job of the namespaces with a

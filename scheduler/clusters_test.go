@@ -140,3 +140,25 @@ func TestDrainMovesDaemons(t *testing.T) {
 		t.Fatalf("d after the move: %+v", r.running("d"))
 	}
 }
+
+// offersByCluster is a Gauges that keeps what each round reports on offer per cluster.
+type offersByCluster struct {
+	nopGauges
+	cpus, mem map[string]float64
+}
+
+func (o *offersByCluster) OffersHeld(cpus, mem map[string]float64) { o.cpus, o.mem = cpus, mem }
+
+// TestRoundReportsOffersPerCluster: each launch round tells the gauges what every
+// cluster has on offer (elasticjob_cluster_cpus{kind="offered"}).
+func TestRoundReportsOffersPerCluster(t *testing.T) {
+	r := newRig(t)
+	g := &offersByCluster{}
+	r.rebuild(func(d *Deps) { d.Clusters, d.Gauges = clusterList{{Name: "mesos"}, {Name: "k8s"}}, g })
+	r.offerOn("mesos", "o1", 8, 4096)
+	r.offerOn("k8s", "o2", 2.5, 1024)
+	r.sched.launcher.round(r.ctx)
+	if g.cpus["mesos"] != 8 || g.cpus["k8s"] != 2.5 || g.mem["mesos"] != 4096 || g.mem["k8s"] != 1024 {
+		t.Fatalf("offered: cpus %v, mem %v", g.cpus, g.mem)
+	}
+}

@@ -72,6 +72,14 @@ func (l *launcher) round(ctx context.Context) {
 		return
 	}
 	viewed := time.Now()
+	if o, ok := l.gauges.(observe.ClusterOffers); ok {
+		cpus, mem := map[string]float64{}, map[string]float64{}
+		for _, off := range v.Offers {
+			cpus[off.Cluster] += off.Free.CPU.Cores()
+			mem[off.Cluster] += float64(off.Free.MemMB)
+		}
+		o.OffersHeld(cpus, mem)
+	}
 	p, rest := round.Begin(v)
 	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover

@@ -245,20 +245,33 @@ func (r *reconciler) periodic(ctx context.Context) {
 		r.log.Warn("prune deregistered jobs' gates", "err", err)
 	}
 	for taskID, since := range r.st.unreachable {
-		if now.Sub(since) < r.opts.Unreachable {
+		bound := r.opts.Unreachable
+		if b, ok := r.opts.ClusterLostAfter[r.st.lostCluster[taskID]]; ok && b > 0 {
+			bound = b
+		}
+		if now.Sub(since) < bound {
 			continue
 		}
 		delete(r.st.unreachable, taskID)
+		cluster := r.st.lostCluster[taskID]
+		delete(r.st.lostCluster, taskID)
 		tid, err := jobs.ParseTaskID(taskID)
 		if err != nil {
 			continue
 		}
-		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID)
+		msg := "unreachable for longer than " + bound.String()
+		if cluster != "" {
+			msg = "cluster " + cluster + " unreachable for longer than " + bound.String()
+		}
+		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID, "cluster", cluster, "bound", bound)
 		_ = r.driver.Kill(ctx, taskID, tid.AgentID)
 		if err := r.status.handleOne(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: task.Lost,
-			Message: "unreachable for longer than " + r.opts.Unreachable.String()}); err != nil && ctx.Err() == nil {
+			Message: msg}); err != nil && ctx.Err() == nil {
 			r.log.Warn("count an unreachable task lost; trying again at the next tick", "task", taskID, "err", err)
 			r.st.unreachable[taskID] = since
+			if cluster != "" {
+				r.st.lostCluster[taskID] = cluster
+			}
 		}
 	}
 }

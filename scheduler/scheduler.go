@@ -44,9 +44,13 @@ type Options struct {
 	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size): a larger round is a chain of commits; 0: MaxRoundTasks
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
-	ReconcileWait   time.Duration     // after subscribing, launching waits this long for every running task's state (default 15s)
-	Location        *time.Location    // default time zone of crons
-	KillGrace       time.Duration     // SIGTERM→SIGKILL grace for killed tasks
+	// ClusterLostAfter is, per cluster, how long a task stays UNREACHABLE because its whole
+	// cluster was lost before it counts as lost, in place of Unreachable (clusters_file's
+	// lost_after); a cluster not in it takes Unreachable.
+	ClusterLostAfter map[string]time.Duration
+	ReconcileWait    time.Duration  // after subscribing, launching waits this long for every running task's state (default 15s)
+	Location         *time.Location // default time zone of crons
+	KillGrace        time.Duration  // SIGTERM→SIGKILL grace for killed tasks
 	// FrameworkID is the engine's framework id as the registry held it at
 	// the term's start ("": none): a subscription under it persists
 	// nothing (no registry write on the takeover's path).
@@ -619,6 +623,11 @@ func (s *Scheduler) tickEvery() time.Duration {
 	}
 	if u := s.deps.Options.Unreachable; u > 0 { // a task unreachable too long is counted lost within a quarter of the bound
 		d = min(d, max(u/4, 5*time.Second))
+	}
+	for _, u := range s.deps.Options.ClusterLostAfter {
+		if u > 0 {
+			d = min(d, max(u/4, 5*time.Second))
+		}
 	}
 	return d
 }

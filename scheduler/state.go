@@ -64,12 +64,14 @@ type state struct {
 	launched      atomic.Bool     // the term has launched (its first launch is logged; Scheduler.Launched)
 	offersHandled bool            // the term has handled offers (its first are logged)
 	unreachable   map[string]time.Time
-	overtaken     recent.Set // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
+	lostCluster   map[string]string // an unreachable task's cluster, when the cluster as a whole was lost
+	overtaken     recent.Set        // tasks a reconciliation answer ended as over, whose agent updates may still arrive (status.go; the oldest forgotten)
 }
 
 func newState() *state {
 	return &state{offers: map[string]engine.Offer{}, executors: map[offers.ExecutorKey]bool{},
-		offered: map[string]offers.Resources{}, unreachable: map[string]time.Time{}}
+		offered: map[string]offers.Resources{}, unreachable: map[string]time.Time{},
+		lostCluster: map[string]string{}}
 }
 
 // runningAll returns every running task, loading the mirror if needed.

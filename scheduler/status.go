@@ -135,8 +135,12 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	}
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
+	delete(h.st.lostCluster, st.TaskID)
 	if out.Unreachable {
 		h.st.unreachable[st.TaskID] = unreachableSince(st, h.clock.Now())
+		if st.LostCluster != "" {
+			h.st.lostCluster[st.TaskID] = st.LostCluster
+		}
 	}
 	if out.Overtaken {
 		h.st.overtaken.Add(st.TaskID)

@@ -172,6 +172,50 @@ func TestUnreachableIsKeptThenCountedLost(t *testing.T) {
 	}
 }
 
+// A task whose whole cluster was lost counts lost past that cluster's own bound
+// (lost_after), not task_unreachable_timeout; one whose agent alone was lost, or of a
+// cluster with no bound of its own, past task_unreachable_timeout.
+func TestLostClusterHasItsOwnBound(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		lost    string        // the status's LostCluster
+		advance time.Duration // then periodic runs
+		gone    bool
+	}{
+		{"its cluster's bound", "mesos", 2 * time.Minute, true},
+		{"just before its cluster's bound", "mesos", 2*time.Minute - time.Second, false},
+		{"its agent alone: the global bound", "", 2 * time.Minute, false},
+		{"a cluster with no bound of its own", "k8s", 2 * time.Minute, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, run := launched(t, func(j *jobs.Config) { j.Failover = true })
+			r.sched.recon.opts.ClusterLostAfter = map[string]time.Duration{"mesos": 2 * time.Minute}
+			if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: task.Unreachable,
+				Source: task.SourceMaster, UnreachableSince: r.clk.Now(), LostCluster: c.lost}); err != nil {
+				t.Fatal(err)
+			}
+			r.clk.Advance(c.advance)
+			r.sched.recon.periodic(r.ctx)
+			if _, running := r.running("job")[0]; running == c.gone {
+				t.Fatalf("after %s: still running %v, want %v", c.advance, running, !c.gone)
+			}
+			if !c.gone {
+				r.clk.Advance(r.sched.recon.opts.Unreachable)
+				r.sched.recon.periodic(r.ctx)
+				if _, running := r.running("job")[0]; running {
+					t.Fatal("still running past task_unreachable_timeout")
+				}
+			}
+			if fo, _ := r.reg.Work().FailoverQueue(r.ctx); len(fo) != 1 {
+				t.Fatal("lost task not failed over")
+			}
+		})
+	}
+	if d := (&Scheduler{deps: Deps{Options: Options{Unreachable: 10 * time.Minute, ClusterLostAfter: map[string]time.Duration{"mesos": time.Minute}}}}).tickEvery(); d != 15*time.Second {
+		t.Errorf("tick every %s, want 15s (a quarter of the shortest bound)", d)
+	}
+}
+
 // A new leader's reconciliation is answered TASK_UNREACHABLE again, with
 // the time Mesos lost the agent: task_unreachable_timeout counts from
 // then, not from the answer (else each new leader starts the timeout

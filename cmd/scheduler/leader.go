@@ -193,7 +193,8 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 		Options: scheduler.Options{
 			ExecutorCommand: l.engines.exe.command, ExecutorURIs: l.engines.exe.uris, ExecutorEnv: executorEnv(l.cfg), RefuseIdle: l.cfg.OfferRefuse,
 			OfferHold: l.cfg.OfferHold, FireLead: l.cfg.FireLead, CronJitter: l.cfg.CronJitter, Term: term.Seq(), FrameworkID: fwID, Reconcile: time.Duration(l.cfg.ReconcileMinutes) * time.Minute,
-			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable, ResolveAppURL: l.resolveAppURL,
+			Location: l.cfg.Location, ReconcileWait: l.cfg.ReconcileWait, Unreachable: l.cfg.TaskUnreachable,
+			ClusterLostAfter: l.cfg.ClusterLostAfter(), ResolveAppURL: l.resolveAppURL,
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),
 		},
@@ -281,6 +282,21 @@ func (l *leaderWork) clusterHealth() []api.ClusterHealth {
 	out := make([]api.ClusterHealth, len(hs))
 	for i, h := range hs {
 		out[i] = api.ClusterHealth(h)
+	}
+	return out
+}
+
+// clusterConnections is each cluster's connection by name, for the metrics; nil as
+// clusterHealth is.
+func (l *leaderWork) clusterConnections() map[string]bool {
+	ce := l.composed.Load()
+	if ce == nil {
+		return nil
+	}
+	hs := ce.Health()
+	out := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		out[h.Name] = h.Connected
 	}
 	return out
 }

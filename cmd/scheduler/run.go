@@ -145,6 +145,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, kv *cache.K
 	work := &leaderWork{cfg: cfg, log: log, kv: kv, engines: eng, hooks: hooks, mx: mx, resolveAppURL: launchURL(cfg, pkgs.Resolve), damage: reg.Damage(),
 		gc: newGCHeadroom(os.LookupEnv)}
 	work.gc.leading(false)
+	mx.ObserveConnections(work.clusterConnections)
 	if ra, ok := lead.(*raftAside); ok { // its member hands the raft leadership on once the term has launched
 		ra.launched = func() bool { s := work.scheduler(); return s != nil && s.Launched() }
 	}

@@ -182,7 +182,7 @@ func (e *Engine) unreachable(m *member, taskID, agent string, reason task.Reason
 		agent = e.tasks[taskID].agent
 	}
 	return engine.Status{TaskID: taskID, AgentID: agent, State: task.Unreachable, Reason: reason, Source: task.SourceMaster,
-		UnreachableSince: m.since, Timestamp: e.clock.Now(),
+		UnreachableSince: m.since, Timestamp: e.clock.Now(), LostCluster: m.Name,
 		Message: fmt.Sprintf("cluster %s is unreachable: %s", m.Name, cmpOr(m.lastErr, "not connected"))}, true
 }
 

@@ -117,7 +117,11 @@ func (s *sink) Offers(_ context.Context, os []engine.Offer) {
 }
 func (s *sink) Rescinded(_ context.Context, id string) { s.add("rescinded " + id) }
 func (s *sink) UpdateAsync(_ context.Context, st engine.Status, done func(bool)) {
-	s.add("update " + st.TaskID + " " + string(st.State) + " on " + st.AgentID)
+	line := "update " + st.TaskID + " " + string(st.State) + " on " + st.AgentID
+	if st.LostCluster != "" {
+		line += " (cluster " + st.LostCluster + " lost)"
+	}
+	s.add(line)
 	done(true)
 }
 func (s *sink) Message(_ context.Context, agent, exec string, _ []byte) {
@@ -230,7 +234,8 @@ func TestLostClusterIsolated(t *testing.T) {
 	b.took()
 	b.h.Disconnected(ctx, errors.New("eof"))
 	// Its tasks are unreachable from now: the scheduler counts them lost past its bound.
-	want(t, "dc2 lost", h.took(), []string{"rescinded dc2:o2", "update t0 TASK_UNREACHABLE on dc2:agent-1", "update t1 TASK_UNREACHABLE on dc2:agent-2"})
+	want(t, "dc2 lost", h.took(), []string{"rescinded dc2:o2", "update t0 TASK_UNREACHABLE on dc2:agent-1 (cluster dc2 lost)",
+		"update t1 TASK_UNREACHABLE on dc2:agent-2 (cluster dc2 lost)"})
 	_ = e.Revive(ctx)
 	want(t, "revive", append(a.took(), b.took()...), []string{"revive"})
 	// A reconciliation of a task on dc2 while it is away is answered the same, without
@@ -244,7 +249,7 @@ func TestLostClusterIsolated(t *testing.T) {
 	}
 	want(t, "reconcile with dc2 away", append(a.took(), b.took()...), []string{"reconcile a1@agent-1"})
 	<-h.added // the answer is sent off the caller's goroutine
-	want(t, "reconciled while away", h.took(), []string{"update t9 TASK_UNREACHABLE on dc2:agent-9"})
+	want(t, "reconciled while away", h.took(), []string{"update t9 TASK_UNREACHABLE on dc2:agent-9 (cluster dc2 lost)"})
 
 	b.agErr = errors.New("connection refused")
 	as, err := e.Agents(ctx)

@@ -77,7 +77,7 @@ func (e *Engine) lost(ctx context.Context, m *member, out *serial, err error) {
 	for id, p := range e.tasks {
 		if p.m == m {
 			away = append(away, engine.Status{TaskID: id, AgentID: p.agent, State: task.Unreachable, Source: task.SourceMaster,
-				UnreachableSince: m.since, Timestamp: e.clock.Now(), Message: fmt.Sprintf("cluster %s is unreachable: %s", m.Name, m.lastErr)})
+				UnreachableSince: m.since, Timestamp: e.clock.Now(), LostCluster: m.Name, Message: fmt.Sprintf("cluster %s is unreachable: %s", m.Name, m.lastErr)})
 		}
 	}
 	sort.Slice(away, func(i, j int) bool { return away[i].TaskID < away[j].TaskID })
