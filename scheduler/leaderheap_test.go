@@ -71,6 +71,8 @@ func leaderHeap(tb testing.TB, n int) (parts []leaderPart, total, backPerJob flo
 		last, lastStore = live, size
 	}
 
+	// cmd/scheduler's cachedRoots, and its round bound on a store of one
+	// replica (roundTasks).
 	kv, err := cache.Open(ctx, back, cache.Options{Roots: []string{"/config", "/state", "/auth", registry.NamespacesPath}})
 	if err != nil {
 		tb.Fatal(err)
@@ -108,7 +110,6 @@ func leaderHeap(tb testing.TB, n int) (parts []leaderPart, total, backPerJob flo
 	if len(ready) != n {
 		tb.Fatalf("%d jobs ready after their fire, want %d", len(ready), n)
 	}
-	ready = nil
 	took("ready")
 
 	// An offer nothing fits (a shard needs 0.1 CPU, its executor 0.1 more):
