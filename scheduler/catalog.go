@@ -148,6 +148,7 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("catalog: load jobs: %w", err)
 		}
+		shareStrings(&j)
 		_, _ = c.Plan(j, nil, 0) // parsed now, off a term's start
 		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path())
 	}
@@ -301,6 +302,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 		c.dropSum(name, true)
 		return ignoreNotFound(err)
 	}
+	shareStrings(&j)
 	_, _ = c.Plan(j, nil, 0)
 	c.replaceLocked(n.Path(), entrySum{name: j.JobName, sum: n.Sum(), job: true})
 	c.jobs[name] = j
