@@ -12,8 +12,10 @@ import (
 // value once rather than once a job: the catalog is the leader's one
 // decoded copy of every job, and at 100,000 jobs of the simulated
 // cluster's shape these were 48 of its ≈ 740 bytes a job. The canonical
-// copies are the runtime's (unique), dropped once no job holds them, so a
-// value no longer used (a cron since changed) is not kept.
+// copies are the runtime's (unique), which holds none past a collection
+// once no handle to it is left (only the jobs' strings), so nothing is
+// kept for a value no longer used (a cron since changed); the jobs decoded
+// after that share a new copy, the jobs before keep the old one.
 func shareStrings(j *jobs.Config) {
 	j.AppName = share(j.AppName)
 	j.JobExecutionType = jobs.ExecutionType(share(string(j.JobExecutionType)))
