@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock) or kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock) kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock) or clusters (one scheduler on two clusters: its embedded engine running real processes and mesos-local's simulated agents; the remote cluster lost and cut off, either drained, the namespace and jobs moved between them)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -87,8 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube":
-		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s or kube", c.Shape, soak.ShapeRealMesos)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube" && c.Shape != soak.ShapeClusters:
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s, kube or %s", c.Shape, soak.ShapeRealMesos, soak.ShapeClusters)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
