@@ -44,6 +44,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kube"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/multicluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/throughput"
@@ -51,7 +52,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/workflow"
 )
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill", "clusters-launch", "clusters-move"}
 
 func main() {
 	o, err := parseOptions(flag.CommandLine, os.Args[1:])
@@ -149,6 +150,13 @@ func plan(only map[string]bool) []step {
 		{"teams", func(ctx context.Context, o options, r *bench.Report) error { return teams.Run(ctx, o.env, o.teams, r) }},
 		// a backfill beside live fires
 		{"backfill", func(ctx context.Context, o options, r *bench.Report) error { return backfill.Run(ctx, o.env, r) }},
+		// one scheduler on several clusters
+		{"clusters-launch", func(ctx context.Context, o options, r *bench.Report) error {
+			return multicluster.RunLaunch(ctx, o.env, o.multicluster, r)
+		}},
+		{"clusters-move", func(ctx context.Context, o options, r *bench.Report) error {
+			return multicluster.RunMove(ctx, o.env, o.multicluster, r)
+		}},
 	} {
 		if only[s.name] {
 			steps = append(steps, s)

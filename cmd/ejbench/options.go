@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kube"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/multicluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/throughput"
@@ -40,6 +41,8 @@ type options struct {
 	kube       kube.Options
 	kubescale  kubescale.Options
 	teams      teams.Options
+
+	multicluster multicluster.Options // clusters-launch, clusters-move
 }
 
 // part is one scenario family's options: flags registers its flags on fs,
@@ -52,7 +55,7 @@ type part interface {
 // parts is every family's options.
 func (o *options) parts() []part {
 	return []part{&o.producer, &o.latency, &o.throughput, &o.upload, &o.ha, &o.workflow,
-		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams}
+		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams, &o.multicluster}
 }
 
 // parseOptions registers every flag on fs, parses args and checks them.
