@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var periods, faults string
 	fs.StringVar(&faults, "faults", "", "the fault kinds drawn, comma-separated (default: all the shape's)")
 	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
-	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11)")
+	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11); clusters: a third cluster on a real master and agent of that build (default: none; run it under flock /tmp/mesos.lock)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")

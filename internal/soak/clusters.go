@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ const ShapeClusters = "clusters"
 const (
 	ClusterLocal  = "local"  // the scheduler's embedded engine
 	ClusterRemote = "remote" // a Mesos master of its own (mesos-local)
+	ClusterReal   = "real"   // a real Mesos 1.11 master and agent (Clusters.MesosHome)
 )
 
 // The clusters shape's own fault kinds. Losing the remote cluster is the
@@ -58,19 +60,33 @@ const clustersUnreachable = 10 * time.Second
 // workload moves some of its changers between the clusters
 // (Workload.Clusters). Its faults: the remote cluster lost (mesos-local
 // killed, restarted), the scheduler cut from it (the proxy), a cluster
-// drained then undrained, the namespace moved to one cluster or to both
+// drained then undrained, the namespace moved to one cluster or to all
 // in the other order, then back.
+//
+// With MesosHome, a third cluster (real): a real Mesos 1.11 master and one
+// agent of that build, reached through a proxy of its own, whose
+// executors (the project's, fetched from the scheduler) run each shard as
+// a real process of the soak app; one more fault, its master killed and
+// restarted (master-killed).
 type Clusters struct {
 	Bin    string
 	Dir    string
 	RunLog string
 	Seed   uint64
 	Log    *slog.Logger
+	// MesosHome is a Mesos 1.11 build (bin/mesos-master, bin/mesos-agent,
+	// libexec/mesos) for the real cluster ("": none).
+	MesosHome string
 
 	mesos   *proc
 	toMesos *proxy
 	s       *sched
 	data    string
+
+	master *proc       // the real cluster's (nil: none)
+	agent  *mesosAgent // its agent
+	toReal *proxy
+	realAt string // its master's URL
 }
 
 var _ Shape = (*Clusters)(nil)
@@ -78,7 +94,35 @@ var _ Shape = (*Clusters)(nil)
 func (c *Clusters) Name() string { return ShapeClusters }
 
 // Names are the clusters, the home one first (Workload.Clusters).
-func (c *Clusters) Names() []string { return []string{ClusterLocal, ClusterRemote} }
+func (c *Clusters) Names() []string {
+	if c.MesosHome != "" {
+		return []string{ClusterLocal, ClusterRemote, ClusterReal}
+	}
+	return []string{ClusterLocal, ClusterRemote}
+}
+
+// home is the default namespace's clusters between moves: the remote
+// cluster first, so that most runs are mesos-local's simulated ones and
+// the real processes on this machine are the fewer, and the others take
+// the work whenever remote is lost, cut off or drained.
+func (c *Clusters) home() []string {
+	if c.MesosHome != "" {
+		return []string{ClusterRemote, ClusterReal, ClusterLocal}
+	}
+	return []string{ClusterRemote, ClusterLocal}
+}
+
+// destinations are where namespace-moved sends the namespace: each
+// cluster alone, or all of them in the order opposite to home.
+func (c *Clusters) destinations() [][]string {
+	var out [][]string
+	for _, n := range c.Names() {
+		out = append(out, []string{n})
+	}
+	all := slices.Clone(c.home())
+	slices.Reverse(all)
+	return append(out, all)
+}
 
 func (c *Clusters) Start(ctx context.Context) error {
 	c.data = filepath.Join(c.Dir, "data")
@@ -100,6 +144,12 @@ func (c *Clusters) Start(ctx context.Context) error {
 	}
 	list := filepath.Join(c.Dir, "clusters.yaml")
 	doc := fmt.Sprintf("clusters:\n  - {name: %s, engine: embedded}\n  - {name: %s, engine: mesos, mesos_url: %q}\n", ClusterLocal, ClusterRemote, url)
+	if c.MesosHome != "" {
+		if err := c.startReal(ctx); err != nil {
+			return err
+		}
+		doc += fmt.Sprintf("  - {name: %s, engine: mesos, mesos_url: %q}\n", ClusterReal, "http://"+c.toReal.addr())
+	}
 	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
 		return err
 	}
@@ -125,7 +175,58 @@ func (c *Clusters) Start(ctx context.Context) error {
 	if err := c.awaitClusters(ctx, time.Minute); err != nil {
 		return err
 	}
-	return c.moveNamespace(ctx, namespaceHome...)
+	return c.moveNamespace(ctx, c.home()...)
+}
+
+// startReal starts the real cluster: a master keeping its registry in the
+// replicated log (a restarted master knows its agent) that marks a silent
+// agent unreachable after 3 × 2 s pings, and one agent.
+func (c *Clusters) startReal(ctx context.Context) error {
+	for _, b := range []string{"bin/mesos-master", "bin/mesos-agent", "libexec/mesos"} {
+		if _, err := os.Stat(filepath.Join(c.MesosHome, b)); err != nil {
+			return fmt.Errorf("soak: clusters: no Mesos build at %s (-mesos-home): %w", c.MesosHome, err)
+		}
+	}
+	mport, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	c.master = &proc{name: "mesos-master", bin: filepath.Join(c.MesosHome, "bin/mesos-master"), log: filepath.Join(c.Dir, "mesos-master.log"),
+		args: []string{"--ip=127.0.0.1", "--hostname=127.0.0.1", "--port=" + strconv.Itoa(mport),
+			"--work_dir=" + filepath.Join(c.Dir, "mesos-master"), "--registry=replicated_log", "--quorum=1",
+			"--agent_ping_timeout=2secs", "--max_agent_ping_timeouts=3"}}
+	if err := c.master.start(); err != nil {
+		return err
+	}
+	c.realAt = "http://127.0.0.1:" + strconv.Itoa(mport)
+	aport, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	c.agent = &mesosAgent{name: "mesos-agent1", port: aport, home: c.MesosHome, dir: c.Dir, res: "cpus:2;mem:4096;disk:10240;ports:[31000-31999]", mport: mport}
+	if err := c.agent.start(true); err != nil {
+		return err
+	}
+	if c.toReal, err = newProxy("127.0.0.1:" + strconv.Itoa(mport)); err != nil {
+		return err
+	}
+	return c.awaitReal(ctx, 2*time.Minute)
+}
+
+// awaitReal waits until the real master has its agent registered.
+func (c *Clusters) awaitReal(ctx context.Context, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		var st masterState
+		if getJSON(ctx, c.realAt+"/state", &st) == nil && st.ActivatedSlaves >= 1 {
+			return nil
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	b, _ := os.ReadFile(c.master.log)
+	return fmt.Errorf("soak: clusters: the real master's agent not registered within %s: %s", bound, tail(b, 600))
 }
 
 // clusterView is the part of GET /api/operate/clusters the shape reads.
@@ -135,21 +236,22 @@ type clusterView struct {
 	Agents    int    `json:"agents"`
 }
 
-// awaitClusters waits until both clusters are connected with an agent
-// each: the first fires have somewhere to run on either.
+// awaitClusters waits until every cluster is connected with an agent:
+// the first fires have somewhere to run on each.
 func (c *Clusters) awaitClusters(ctx context.Context, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	var last []clusterView
+	n := len(c.Names())
 	for time.Now().Before(deadline) {
 		last = nil
-		if getJSON(ctx, c.s.base+"/api/operate/clusters", &last) == nil && len(last) == 2 {
+		if getJSON(ctx, c.s.base+"/api/operate/clusters", &last) == nil && len(last) == n {
 			up := 0
 			for _, v := range last {
 				if v.Agents > 0 && (v.Connected == nil || *v.Connected) {
 					up++
 				}
 			}
-			if up == 2 {
+			if up == n {
 				return nil
 			}
 		}
@@ -157,7 +259,7 @@ func (c *Clusters) awaitClusters(ctx context.Context, bound time.Duration) error
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("soak: clusters: both clusters not connected with an agent within %s (last: %+v)", bound, last)
+	return fmt.Errorf("soak: clusters: the %d clusters not all connected with an agent within %s (last: %+v)", n, bound, last)
 }
 
 func (c *Clusters) APIs() []string { return []string{c.s.base} }
@@ -166,7 +268,7 @@ func (c *Clusters) APIs() []string { return []string{c.s.base} }
 func (c *Clusters) HistoryAPI() string { return c.s.base }
 
 func (c *Clusters) Faults() []FaultKind {
-	return []FaultKind{
+	kinds := []FaultKind{
 		{Name: "agents-killed", MinHold: 2 * time.Second, MaxHold: clustersUnreachable * 3 / 2, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
 			c.mesos.kill()
 			return func(ctx context.Context) error {
@@ -181,7 +283,8 @@ func (c *Clusters) Faults() []FaultKind {
 			return func(context.Context) error { c.toMesos.set(false, 0); return nil }, "cluster " + ClusterRemote, nil
 		}},
 		{Name: ClusterDrained, MinHold: 3 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
-			name := c.Names()[rng.IntN(2)]
+			names := c.Names()
+			name := names[rng.IntN(len(names))]
 			if err := c.call(ctx, http.MethodPut, "/api/operate/clusters/"+name+"/drain", nil); err != nil {
 				return nil, "", err
 			}
@@ -190,21 +293,28 @@ func (c *Clusters) Faults() []FaultKind {
 			}, name, nil
 		}},
 		{Name: NamespaceMoved, MinHold: 3 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
-			to := [][]string{{ClusterLocal}, {ClusterRemote}, {ClusterLocal, ClusterRemote}}[rng.IntN(3)]
+			dest := c.destinations()
+			to := dest[rng.IntN(len(dest))]
 			if err := c.moveNamespace(ctx, to...); err != nil {
 				return nil, "", err
 			}
-			return func(ctx context.Context) error { return c.moveNamespace(ctx, namespaceHome...) },
+			return func(ctx context.Context) error { return c.moveNamespace(ctx, c.home()...) },
 				"default to " + strings.Join(to, ","), nil
 		}},
 	}
+	if c.MesosHome != "" {
+		kinds = append(kinds, FaultKind{Name: MasterKilled, MinHold: time.Second, MaxHold: 6 * time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+			c.master.kill()
+			return func(ctx context.Context) error {
+				if err := c.master.start(); err != nil {
+					return err
+				}
+				return c.awaitReal(ctx, time.Minute)
+			}, "cluster " + ClusterReal + " (mesos-master)", nil
+		}})
+	}
+	return kinds
 }
-
-// namespaceHome is the default namespace's clusters between moves: the
-// remote cluster first, so that most runs are mesos-local's simulated ones
-// and the real processes on this machine are the fewer, and the embedded
-// engine takes the work whenever remote is lost, cut off or drained.
-var namespaceHome = []string{ClusterRemote, ClusterLocal}
 
 // moveNamespace sets the default namespace's clusters.
 func (c *Clusters) moveNamespace(ctx context.Context, to ...string) error {
@@ -263,7 +373,13 @@ func (c *Clusters) Heal(ctx context.Context) error {
 	for _, name := range c.Names() {
 		errs = append(errs, c.call(ctx, http.MethodDelete, "/api/operate/clusters/"+name+"/drain", nil))
 	}
-	errs = append(errs, c.moveNamespace(ctx, namespaceHome...))
+	if c.master != nil && !c.master.running() {
+		errs = append(errs, c.master.start(), c.awaitReal(ctx, time.Minute))
+	}
+	if c.agent != nil && c.agent.p != nil && !c.agent.p.running() {
+		errs = append(errs, c.agent.start(false))
+	}
+	errs = append(errs, c.moveNamespace(ctx, c.home()...))
 	return errors.Join(errs...)
 }
 
@@ -290,6 +406,21 @@ func (c *Clusters) Stop() error {
 	if c.toMesos != nil {
 		c.toMesos.close()
 		c.toMesos = nil
+	}
+	if c.agent != nil {
+		if c.agent.p != nil {
+			c.agent.p.stop(10 * time.Second)
+		}
+		c.agent.killSandboxes()
+		c.agent = nil
+	}
+	if c.master != nil {
+		c.master.stop(10 * time.Second)
+		c.master = nil
+	}
+	if c.toReal != nil {
+		c.toReal.close()
+		c.toReal = nil
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +103,28 @@ func TestClustersFaults(t *testing.T) {
 	want := []string{"agents-killed", "leader-cut-from-master", ClusterDrained, NamespaceMoved}
 	if !slices.Equal(names, want) {
 		t.Errorf("faults %v, want %v", names, want)
+	}
+}
+
+// With a real Mesos build the shape has a third cluster and its master's
+// kill; without, the namespace goes where it always went.
+func TestClustersWithARealCluster(t *testing.T) {
+	two := &Clusters{}
+	if got, want := two.destinations(), [][]string{{ClusterLocal}, {ClusterRemote}, {ClusterLocal, ClusterRemote}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("two clusters: destinations %v, want %v", got, want)
+	}
+	three := &Clusters{MesosHome: "/nowhere"}
+	if got, want := three.Names(), []string{ClusterLocal, ClusterRemote, ClusterReal}; !slices.Equal(got, want) {
+		t.Errorf("names %v, want %v", got, want)
+	}
+	if got, want := three.destinations()[3], []string{ClusterLocal, ClusterReal, ClusterRemote}; !slices.Equal(got, want) {
+		t.Errorf("all of them: %v, want %v", got, want)
+	}
+	kinds := three.Faults()
+	if last := kinds[len(kinds)-1].Name; len(kinds) != 5 || last != MasterKilled {
+		t.Errorf("%d faults, the last %s; want 5, the last %s", len(kinds), last, MasterKilled)
+	}
+	if err := three.startReal(context.Background()); err == nil || !strings.Contains(err.Error(), "no Mesos build at /nowhere (-mesos-home)") {
+		t.Errorf("a missing build: %v", err)
 	}
 }

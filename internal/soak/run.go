@@ -40,7 +40,8 @@ type Config struct {
 	// (nil: 2, 3, 4, 5, 6, 10).
 	Periods []int
 	// MesosHome and Agents are the real-Mesos shape's Mesos build and
-	// agent count.
+	// agent count; the clusters shape runs a third, real Mesos cluster of
+	// that build when MesosHome is set.
 	MesosHome string
 	Agents    int
 	// Faults names the fault kinds the nemesis draws from (nil: all the
@@ -68,7 +69,7 @@ func NewShape(c Config, runLog string) (Shape, error) {
 		return &RealMesos{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}},
 			Home: c.MesosHome, Agents: c.Agents}, nil
 	case ShapeClusters:
-		return &Clusters{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}, nil
+		return &Clusters{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log, MesosHome: c.MesosHome}, nil
 	case "kube":
 		return &Kube{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, Home: c.K8sHome}, nil
 	default:

@@ -29,7 +29,7 @@ type Options struct {
 
 // Flags registers the family's flags on fs.
 func (o *Options) Flags(fs *flag.FlagSet) {
-	fs.StringVar(&o.counts, "mc-clusters", "1,2,4", "clusters-launch: cluster counts to run, comma-separated (1: one Mesos cluster by mesos_url; more: clusters_file)")
+	fs.StringVar(&o.counts, "mc-clusters", "1,2,4", "clusters-launch: cluster counts to run in this order, comma-separated, a count repeated to alternate (1: one Mesos cluster by mesos_url; more: clusters_file)")
 	fs.IntVar(&o.Agents, "mc-agents", 400, "clusters-launch: simulated agents in all (8 cpus, 32 GB each), split evenly between the clusters")
 	fs.IntVar(&o.Jobs, "mc-jobs", 10_000, "clusters-launch: jobs to register (1-10 shards each)")
 	fs.IntVar(&o.Period, "mc-period", 10, "clusters-launch: seconds between a job's fires, dividing 60 (10: ≈ 5,500 shard launches/s asked at 10,000 jobs, over what one scheduler sustains here)")
