@@ -38,7 +38,7 @@ const (
 // leader-cut-from-master: the checker reads those as it always has.
 const (
 	ClusterDrained = "cluster-drained" // a cluster drained, then undrained
-	NamespaceMoved = "namespace-moved" // the namespace's clusters set to one cluster, then cleared
+	NamespaceMoved = "namespace-moved" // the namespace's clusters changed, then set back
 )
 
 // clustersUnreachable is the shape's task_unreachable_timeout. The remote
@@ -56,7 +56,7 @@ const clustersUnreachable = 10 * time.Second
 // Mesos master of its own (remote: mesos-local's simulated agents, which
 // record their runs themselves), reached through a proxy as a real Mesos
 // cluster is through mesos_url. The jobs name no cluster, so they run
-// where their namespace says (namespaceHome: either, remote first); the
+// where their namespace says (home: either, remote first); the
 // workload moves some of its changers between the clusters
 // (Workload.Clusters). Its faults: the remote cluster lost (mesos-local
 // killed, restarted), the scheduler cut from it (the proxy), a cluster

@@ -32,7 +32,7 @@ type Workload struct {
 	// simulated agents' defaults).
 	Sizes Sizes
 	// Clusters are the shape's clusters (nil: one): the changes then also
-	// move a job, its update naming one of them or both in a drawn order.
+	// move a job, its update naming one of them or all in a drawn order.
 	Clusters []string
 
 	mu    sync.Mutex
