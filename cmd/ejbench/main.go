@@ -45,6 +45,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kube"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/multicluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/taskcost"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
@@ -53,7 +54,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/workflow"
 )
 
-var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill", "taskcost"}
+var scenarios = []string{"register", "producer", "latency", "throughput", "package", "apply", "ha", "workflow", "gobench", "cluster-sim", "kube", "kube-scale", "java", "teams", "backfill", "taskcost", "clusters-launch", "clusters-move"}
 
 func main() {
 	o, err := parseOptions(flag.CommandLine, os.Args[1:])
@@ -154,6 +155,13 @@ func plan(only map[string]bool) []step {
 		// one task's scheduler CPU by stage (-taskcost-before: the code before alternately)
 		{"taskcost", func(ctx context.Context, o options, r *bench.Report) error {
 			return taskcost.Run(ctx, o.env, o.taskcost, r)
+		}},
+		// one scheduler on several clusters
+		{"clusters-launch", func(ctx context.Context, o options, r *bench.Report) error {
+			return multicluster.RunLaunch(ctx, o.env, o.multicluster, r)
+		}},
+		{"clusters-move", func(ctx context.Context, o options, r *bench.Report) error {
+			return multicluster.RunMove(ctx, o.env, o.multicluster, r)
 		}},
 	} {
 		if only[s.name] {

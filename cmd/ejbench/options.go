@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kube"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kubescale"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/latency"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/multicluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/producer"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/taskcost"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/teams"
@@ -29,19 +30,20 @@ type options struct {
 	only map[string]bool
 	env  bench.Env
 
-	producer   producer.Options // register, producer
-	latency    latency.Options
-	throughput throughput.Options
-	upload     upload.Options // package
-	ha         ha.Options
-	workflow   workflow.Options
-	gobench    gobench.Options
-	java       java.Options
-	clustersim clustersim.Options
-	kube       kube.Options
-	kubescale  kubescale.Options
-	teams      teams.Options
-	taskcost   taskcost.Options
+	producer     producer.Options // register, producer
+	latency      latency.Options
+	throughput   throughput.Options
+	upload       upload.Options // package
+	ha           ha.Options
+	workflow     workflow.Options
+	gobench      gobench.Options
+	java         java.Options
+	clustersim   clustersim.Options
+	kube         kube.Options
+	kubescale    kubescale.Options
+	teams        teams.Options
+	taskcost     taskcost.Options
+	multicluster multicluster.Options // clusters-launch, clusters-move
 }
 
 // part is one scenario family's options: flags registers its flags on fs,
@@ -54,7 +56,7 @@ type part interface {
 // parts is every family's options.
 func (o *options) parts() []part {
 	return []part{&o.producer, &o.latency, &o.throughput, &o.upload, &o.ha, &o.workflow,
-		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams, &o.taskcost}
+		&o.gobench, &o.java, &o.clustersim, &o.kube, &o.kubescale, &o.teams, &o.taskcost, &o.multicluster}
 }
 
 // parseOptions registers every flag on fs, parses args and checks them.

@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck, expectJob string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock) or kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock), kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock) or clusters (one scheduler on two clusters: its embedded engine running real processes and mesos-local's simulated agents; the remote cluster lost and cut off, either drained, the namespace and jobs moved between them)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var periods, faults string
 	fs.StringVar(&faults, "faults", "", "the fault kinds drawn, comma-separated (default: all the shape's)")
 	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
-	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11)")
+	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11); clusters: a third cluster on a real master and agent of that build (default: none; run it under flock /tmp/mesos.lock)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
@@ -97,8 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube":
-		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s or kube", c.Shape, soak.ShapeRealMesos)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube" && c.Shape != soak.ShapeClusters:
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s, kube or %s", c.Shape, soak.ShapeRealMesos, soak.ShapeClusters)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:

@@ -4,7 +4,8 @@
 // the ZooKeeper cluster shape (its own 3-server ensemble, three
 // schedulers, mesos-local's simulated agents) for about two minutes of
 // faults, and one on the etcd shape (three schedulers with an etcd member
-// each) for about a minute and a half, each then the checker over every
+// each) for about a minute and a half, and one on the clusters shape (one
+// scheduler on two clusters) for 40 s, each then the checker over every
 // run. The long runs are make soak (cmd/ejsoak).
 package soak
 
@@ -49,6 +50,23 @@ func TestSoakSmokeEtcd(t *testing.T) {
 	smoke(t, soak.Config{Shape: "etcd", Duration: 90 * time.Second, Seed: etcdSmokeSeed, Jobs: 60,
 		Warmup: 15 * time.Second, Tail: 20 * time.Second, MinGap: 4 * time.Second, MaxGap: 8 * time.Second,
 		Trigger: time.Second, Change: 3 * time.Second, Heal: 5 * time.Second})
+}
+
+// clustersSmokeSeed draws each of the clusters shape's four fault kinds
+// within its smoke's 40 s of faults.
+const clustersSmokeSeed = 170
+
+// TestSoakSmokeClusters: one scheduler on two clusters (its embedded
+// engine running real processes, mesos-local's simulated agents), the
+// remote one lost and cut off, either drained, the namespace and jobs
+// moved between them while they fire.
+func TestSoakSmokeClusters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the clusters soak smoke takes about a minute and a half")
+	}
+	smoke(t, soak.Config{Shape: soak.ShapeClusters, Duration: 40 * time.Second, Seed: clustersSmokeSeed, Jobs: 30,
+		Warmup: 10 * time.Second, Tail: 15 * time.Second, MinGap: 3 * time.Second, MaxGap: 6 * time.Second,
+		Trigger: time.Second, Change: 2 * time.Second, Heal: 5 * time.Second})
 }
 
 // smoke runs c (its Dir, Bin, Services and Log filled in) and fails on

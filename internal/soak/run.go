@@ -19,7 +19,7 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk", "etcd", "embedded", "real-mesos" or "kube"
+	Shape    string        // "zk", "etcd", "embedded", "real-mesos", "kube" or "clusters"
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
@@ -40,7 +40,8 @@ type Config struct {
 	// (nil: 2, 3, 4, 5, 6, 10).
 	Periods []int
 	// MesosHome and Agents are the real-Mesos shape's Mesos build and
-	// agent count.
+	// agent count; the clusters shape runs a third, real Mesos cluster of
+	// that build when MesosHome is set.
 	MesosHome string
 	Agents    int
 	// Faults names the fault kinds the nemesis draws from (nil: all the
@@ -67,10 +68,12 @@ func NewShape(c Config, runLog string) (Shape, error) {
 	case ShapeRealMesos:
 		return &RealMesos{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}},
 			Home: c.MesosHome, Agents: c.Agents}, nil
+	case ShapeClusters:
+		return &Clusters{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log, MesosHome: c.MesosHome}, nil
 	case "kube":
 		return &Kube{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, Home: c.K8sHome}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s, kube)", c.Shape, ShapeRealMesos)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s, kube, %s)", c.Shape, ShapeRealMesos, ShapeClusters)
 	}
 }
 
@@ -106,8 +109,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	runLog := filepath.Join(recDir, "runs.jsonl")
 	app := filepath.Join(c.Dir, "soak.tar.gz")
 	script := []byte("#!/bin/sh\nexit 0\n") // the simulated agents never run it
-	if c.Shape == ShapeRealMesos {
-		script = recordScript(runLog) // real processes record themselves
+	if c.Shape == ShapeRealMesos || c.Shape == ShapeClusters {
+		script = recordScript(runLog) // real processes record themselves (the clusters shape's on its embedded engine)
 	}
 	if err := writeApp(app, script); err != nil {
 		return res, err
@@ -135,6 +138,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	if len(c.Periods) > 0 {
 		w.Sizes.Periods = c.Periods
+	}
+	if m, ok := shape.(*Clusters); ok {
+		w.Clusters = m.Names()
 	}
 	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
 	if err := w.Setup(ctx); err != nil {

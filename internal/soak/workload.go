@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -30,6 +31,9 @@ type Workload struct {
 	// Sizes is the jobs' crons, shards and resources (zero: the
 	// simulated agents' defaults).
 	Sizes Sizes
+	// Clusters are the shape's clusters (nil: one): the changes then also
+	// move a job, its update naming one of them or all in a drawn order.
+	Clusters []string
 
 	mu    sync.Mutex
 	specs map[string]*jobSpec
@@ -184,7 +188,11 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 	var err error
 	opened := false
 	gone := s.gone
-	switch op := r.IntN(3); {
+	ops := 3
+	if len(w.Clusters) > 1 {
+		ops = 4 // and a move: drawn only here, so the other shapes draw as before
+	}
+	switch op := r.IntN(ops); {
 	case !open && gone:
 		err = w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute)
 		opened = true
@@ -195,6 +203,12 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		ps := w.Sizes.periods()
 		p := ps[r.IntN(len(ps))]
 		s.body["cron"] = cronOf(p)
+		err = w.call(ctx, http.MethodPut, "/api/job/update", s.body, time.Minute)
+		opened = true
+	case op == 3: // a move: the job's next executions run where the update names
+		to := w.moveTo(r)
+		s.body["clusters"] = to
+		w.Log.Info("workload: moving a job", "job", name, "clusters", to)
 		err = w.call(ctx, http.MethodPut, "/api/job/update", s.body, time.Minute)
 		opened = true
 	case op == 1:
@@ -222,6 +236,17 @@ func (w *Workload) change(ctx context.Context, r *rand.Rand, name string) {
 		s.Windows = append(s.Windows, Window{From: time.Now(), Opening: sent, Cron: s.body["cron"].(string)})
 		s.open = true
 	}
+}
+
+// moveTo draws a job's clusters: one of the shape's, or all of them in a
+// drawn order.
+func (w *Workload) moveTo(r *rand.Rand) []string {
+	if r.IntN(3) == 0 {
+		out := slices.Clone(w.Clusters)
+		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+	return []string{w.Clusters[r.IntN(len(w.Clusters))]}
 }
 
 // Close ends the open windows at end and returns the jobs for the checker.
