@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -80,7 +81,9 @@ type Engine struct {
 	// a fire of another version is void.
 	configs map[string]uint64
 	version uint64
-	fires   chan fireReq  // FireFlow's calls, taken by Run
+	firesMu sync.Mutex
+	fires   []fireReq     // handed in by FireFlow, not yet taken (under firesMu)
+	fired   chan struct{} // kicks Run: fires were handed in
 	stopped chan struct{} // closed when Run returns
 
 	lost     map[string]string    // key → why its execution can no longer end (confirmed)
@@ -118,7 +121,7 @@ func New(d Deps) *Engine {
 	return &Engine{Deps: d, defs: map[string]workflow.Config{}, disabled: map[string]bool{},
 		active: map[string]map[string]*tracked{}, owners: map[string]runRef{}, dirty: map[runRef]bool{},
 		retry: map[runRef]bool{}, configs: map[string]uint64{}, lost: map[string]string{},
-		suspects: map[string]time.Time{}, killed: map[string]time.Time{}, fires: make(chan fireReq), stopped: make(chan struct{})}
+		suspects: map[string]time.Time{}, killed: map[string]time.Time{}, fired: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
 // Run advances runs until ctx ends (the leader context). It returns an
@@ -126,7 +129,11 @@ func New(d Deps) *Engine {
 func (e *Engine) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer close(e.stopped)
+	defer func() {
+		e.firesMu.Lock()
+		close(e.stopped)
+		e.firesMu.Unlock()
+	}()
 	events, err := e.watch(ctx)
 	if err != nil {
 		return err
@@ -160,10 +167,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.drain(ctx, events); err != nil {
 				return err
 			}
-		case req := <-e.fires:
-			err := e.fire(ctx, req.workflow, req.config, req.instants)
-			req.done <- err
-			if err != nil {
+		case <-e.fired:
+			if err := e.takeFires(ctx); err != nil {
 				return err
 			}
 		case <-e.timer.C():

@@ -37,28 +37,41 @@ type fireReq struct {
 	workflow string
 	config   uint64
 	instants []time.Time
-	done     chan error
 }
 
-// FireFlow makes workflow's cron runs for instants (scheduler.FlowRuns),
-// on the engine's loop. Safe from any goroutine.
-func (e *Engine) FireFlow(ctx context.Context, workflow string, config uint64, instants []time.Time) error {
-	req := fireReq{workflow: workflow, config: config, instants: instants, done: make(chan error, 1)}
+// FireFlow hands workflow's cron fires to the engine's loop, which makes
+// their runs in the order handed (scheduler.FlowRuns). It never waits
+// for the loop: the producer's one timer serves the jobs too, and a long
+// round of the engine must not make their fires late. Safe from any
+// goroutine; an error: the engine's loop has ended.
+func (e *Engine) FireFlow(_ context.Context, workflow string, config uint64, instants []time.Time) error {
+	e.firesMu.Lock()
+	defer e.firesMu.Unlock()
 	select {
-	case e.fires <- req:
-	case <-ctx.Done():
-		return ctx.Err()
 	case <-e.stopped:
 		return ErrStopped
+	default:
 	}
+	e.fires = append(e.fires, fireReq{workflow: workflow, config: config, instants: instants})
 	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.stopped:
-		return ErrStopped
+	case e.fired <- struct{}{}:
+	default:
 	}
+	return nil
+}
+
+// takeFires makes the runs of the fires handed in, oldest first.
+func (e *Engine) takeFires(ctx context.Context) error {
+	e.firesMu.Lock()
+	reqs := e.fires
+	e.fires = nil
+	e.firesMu.Unlock()
+	for _, r := range reqs {
+		if err := e.fire(ctx, r.workflow, r.config, r.instants); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // schedule hands a workflow's schedule to the timetable, or takes it

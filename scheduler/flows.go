@@ -18,14 +18,16 @@ import (
 // engine hands them in: ScheduleFlow); the engine has no timer of its own
 // for them.
 type FlowRuns interface {
-	// FireFlow makes workflow's cron runs for instants (oldest first, by
-	// its misfire rule and maxConcurrentRuns) and moves its watermark
-	// (registry.WorkflowState.FiredUntil) to the last, in one commit. Each
-	// run's id is its instant's, so an instant fired twice (by two
-	// leaders) makes one run. config is the version of the schedule the
-	// instants were computed from (ScheduleFlow): fires of one since
-	// replaced are void, as the replacement is fired instead. An error
-	// ends the term (a write fenced, the engine stopped).
+	// FireFlow hands workflow's fires to the engine, which makes its cron
+	// runs for instants (oldest first, by its misfire rule and
+	// maxConcurrentRuns) and moves its watermark
+	// (registry.WorkflowState.FiredUntil) to the last, in one commit, in
+	// the order handed. Each run's id is its instant's, so an instant
+	// fired twice (by two leaders) makes one run. config is the version of
+	// the schedule the instants were computed from (ScheduleFlow): fires
+	// of one since replaced are void, as the replacement is fired
+	// instead. It must not wait for the commit (the producer's loop fires
+	// the jobs too); an error: the engine has stopped.
 	FireFlow(ctx context.Context, workflow string, config uint64, instants []time.Time) error
 }
 
@@ -109,25 +111,6 @@ func (p *Producer) nextFlow(workflow string, after time.Time) (time.Time, uint64
 	return at, f.config, ok
 }
 
-// nextOf is s's next instant strictly after `after`, with the inputs
-// read last (none yet: nothing is planned without its calendar); source
-// names it in the log.
-func (p *Producer) nextOf(s timing.Schedule, source string, after time.Time) (time.Time, bool) {
-	in := p.inputs.Load()
-	if in == nil {
-		return time.Time{}, false
-	}
-	pl, loc, err := in.Plan(s, p.Catalog.parse)
-	if err != nil || pl == nil {
-		if err != nil {
-			p.Log.Warn("not scheduled", "source", source, "err", err)
-		}
-		return time.Time{}, false
-	}
-	next := pl.Next(after, loc)
-	return next, !next.IsZero()
-}
-
 // flowCalendarUnread reports a workflow naming a calendar the inputs do
 // not hold (under p.mu).
 func (p *Producer) flowCalendarUnread(workflow string) bool {
@@ -166,6 +149,10 @@ func (p *Producer) holdFlows(due []timetable.Fire) (jobs []timetable.Fire) {
 	jobs = due[:0:0]
 	for _, f := range due {
 		if _, ok := flowOf(f.Source); ok {
+			if j := slices.IndexFunc(p.heldFlows, func(h timetable.Fire) bool { return h.Source == f.Source && h.At.Equal(f.At) }); j >= 0 {
+				p.heldFlows[j] = f // taken again after a rebuild of the timetable: this one is followed
+				continue
+			}
 			i, _ := slices.BinarySearchFunc(p.heldFlows, f.At, func(h timetable.Fire, at time.Time) int {
 				if h.At.After(at) {
 					return 1
@@ -204,6 +191,12 @@ func (p *Producer) fireFlows(ctx context.Context) {
 	p.mu.Unlock()
 	for _, f := range due {
 		name, _ := flowOf(f.Source)
+		p.mu.Lock()
+		cur, ok := p.flows[name]
+		p.mu.Unlock()
+		if !ok || cur.config != f.Config { // its schedule changed since it was taken: the new one fires
+			continue
+		}
 		if p.fireFlow(ctx, name, f.Config, []time.Time{f.At}) {
 			p.mu.Lock()
 			p.t.Landed(f)
@@ -212,7 +205,6 @@ func (p *Producer) fireFlows(ctx context.Context) {
 		p.mu.Lock()
 		p.t.Follow(f, now, p.next)
 		p.mu.Unlock()
-		p.events().Committed(f.Source, f.At, laterOf(p.Clock.Now(), f.At))
 	}
 	p.catchUpFlows(ctx, now)
 }
@@ -249,8 +241,8 @@ func (p *Producer) catchUpFlows(ctx context.Context, now time.Time) {
 	}
 }
 
-// fireFlow commits a workflow's fires through the engine (false: they
-// did not land).
+// fireFlow hands a workflow's fires to the engine (false: it has
+// stopped).
 func (p *Producer) fireFlow(ctx context.Context, workflow string, config uint64, instants []time.Time) bool {
 	if p.Flows == nil {
 		return false

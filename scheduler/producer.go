@@ -8,16 +8,15 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/timing"
-	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/scheduler/timetable"
 )
 
-// Producer turns cron fires into ready-queue entries. One heap of next fire
-// times and one timer serve every job (no goroutine per job). Leader-only:
-// run it under the leader context.
+// Producer turns cron fires into ready-queue entries, and workflows'
+// into their runs (through Flows). One timetable of next fire times and
+// one timer serve every job and workflow (no goroutine per source).
+// Leader-only: run it under the leader context.
 type Producer struct {
 	Registry *registry.Registry
 	// Dispatch commits the fires (nil: Registry).
@@ -212,41 +211,8 @@ func (p *Producer) scheduleLocked(source string, after time.Time) {
 	}
 }
 
-// calendarUnread reports a runnable job or a workflow naming a calendar
-// the inputs do not hold (yet: made since they were read, or gone).
-func (p *Producer) calendarUnread(source string) bool {
-	if wf, ok := flowOf(source); ok {
-		return p.flowCalendarUnread(wf)
-	}
-	j, _, ok := p.Catalog.runnableStored(source)
-	in := p.inputs.Load()
-	if !ok || in == nil || j.Calendar == "" || !j.HasSchedule() {
-		return false
-	}
-	_, held := in.Calendars[timing.CalendarKey(namespace.Of(j.JobName), j.Calendar)]
-	return !held
-}
-
-// next is a source's schedule (timetable.Next): a workflow's, or a job's
-// next fire strictly after `after` for a transient job that may run.
-func (p *Producer) next(source string, after time.Time) (time.Time, uint64, bool) {
-	if wf, ok := flowOf(source); ok {
-		return p.nextFlow(wf, after)
-	}
-	j, config, ok := p.Catalog.runnableStored(source)
-	if !ok || j.JobExecutionType != jobs.Transient {
-		return time.Time{}, 0, false
-	}
-	at, ok := p.nextFire(j, after)
-	return at, config, ok
-}
-
-func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	return p.nextOf(j.Timing(), j.JobName, after)
-}
-
 // Run handles the fires missed since the last producer's watermark, then
-// fires jobs until ctx ends.
+// fires jobs and workflows until ctx ends.
 func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
