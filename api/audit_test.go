@@ -165,7 +165,7 @@ func seedWorkflowRuns(t *testing.T, e *env) {
 func seedBackfill(t *testing.T, e *env) {
 	t.Helper()
 	ins := []time.Time{t0.Add(-time.Hour)}
-	b := backfill.New("bf-audit", "default", "job", "job", t0.Add(-time.Hour), t0, 1, ins, "test", t0)
+	b := backfill.New("bf-audit", backfill.JobSource("default", "job"), t0.Add(-time.Hour), t0, 1, ins, "test", t0)
 	if err := backfill.Create(context.Background(), e.reg, b, ins); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/backfill"
-	"github.com/ejcloud/elasticjob/jobs"
-	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/gin-gonic/gin"
 )
 
@@ -55,7 +54,7 @@ type backfillView struct {
 }
 
 func viewOf(b backfill.Backfill) backfillView {
-	v := backfillView{ID: b.ID, JobName: b.JobName, Workflow: b.WorkflowName, From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
+	v := backfillView{ID: b.ID, JobName: b.JobName(), Workflow: b.WorkflowName(), From: b.From, To: b.To, Concurrency: b.Concurrency, State: b.State,
 		Progress: b.Progress(), InFlight: []time.Time{}, FailedInstants: b.FailedInstants(), CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	for _, f := range b.InFlight {
 		v.InFlight = append(v.InFlight, f.At)
@@ -92,74 +91,9 @@ func (s *backfillHandlers) startBackfill(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	if req.WorkflowName != "" {
-		s.startWorkflowBackfill(c, req, now)
-		return
-	}
-	cfg, err := s.triggerable(c, req.JobName)
+	src, p, loc, err := s.backfillSource(c, req)
 	if err != nil {
 		writeError(c, s.log, err)
-		return
-	}
-	if !cfg.HasSchedule() {
-		writeError(c, s.log, fmt.Errorf("%w: job '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, req.JobName))
-		return
-	}
-	ins, err := s.backfillInstants(c, cfg, req)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	ns := nsOf(c)
-	b := backfill.New(backfill.NewID(now, backfillSeq.Add(1)), ns, req.JobName, namespace.Key(ns, req.JobName),
-		req.From.Truncate(time.Second), req.To.Truncate(time.Second), req.Concurrency, ins, triggeredBy(c), now)
-	if err := backfill.Create(c, s.reg, b, ins); err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	c.JSON(http.StatusCreated, viewOf(b))
-}
-
-// backfillInstants are the job's nominal instants in the request's range.
-func (s *backfillHandlers) backfillInstants(c *gin.Context, cfg jobs.Config, req backfillRequest) ([]time.Time, error) {
-	p, loc, err := s.jobPlan(c, cfg)
-	if err != nil {
-		return nil, err
-	}
-	from, to := req.From.Truncate(time.Second), req.To.Truncate(time.Second)
-	ins, err := backfill.Instants(func(a, b time.Time, limit int) ([]time.Time, bool) { return p.Between(a, b, loc, limit) }, p.Offset, from, to)
-	if err != nil {
-		return nil, err
-	}
-	if len(ins) == 0 {
-		return nil, fmt.Errorf("%w: job '%s' has no instant in [%s, %s)", ErrBadRequest, req.JobName, from.Format(time.RFC3339), to.Format(time.RFC3339))
-	}
-	return ins, backfill.Confirmed(len(ins), req.MaxRuns)
-}
-
-// startWorkflowBackfill is startBackfill for a workflow: its instants
-// are those of the plan its engine fires (crons, H, jitter, calendar).
-func (s *backfillHandlers) startWorkflowBackfill(c *gin.Context, req backfillRequest, now time.Time) {
-	name := req.WorkflowName
-	cfg, err := s.regOf(c).Flows().Workflow(c, name)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if d, err := s.regOf(c).Config().IsDisabled(c, "workflow", name); err != nil || d {
-		if err == nil {
-			err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
-		}
-		writeError(c, s.log, err)
-		return
-	}
-	p, loc, err := s.workflowPlan(c, cfg)
-	if err != nil {
-		writeError(c, s.log, err)
-		return
-	}
-	if p == nil {
-		writeError(c, s.log, fmt.Errorf("%w: workflow '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, name))
 		return
 	}
 	from, to := req.From.Truncate(time.Second), req.To.Truncate(time.Second)
@@ -169,21 +103,61 @@ func (s *backfillHandlers) startWorkflowBackfill(c *gin.Context, req backfillReq
 		return
 	}
 	if len(ins) == 0 {
-		writeError(c, s.log, fmt.Errorf("%w: workflow '%s' has no instant in [%s, %s)", ErrBadRequest, name, from.Format(time.RFC3339), to.Format(time.RFC3339)))
+		writeError(c, s.log, fmt.Errorf("%w: %s '%s' has no instant in [%s, %s)", ErrBadRequest, src.Kind, src.Name, from.Format(time.RFC3339), to.Format(time.RFC3339)))
 		return
 	}
 	if err := backfill.Confirmed(len(ins), req.MaxRuns); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	ns := nsOf(c)
-	b := backfill.NewWorkflow(backfill.NewID(now, backfillSeq.Add(1)), ns, name, namespace.Key(ns, name),
-		from, to, req.Concurrency, ins, triggeredBy(c), now)
+	b := backfill.New(backfill.NewID(now, backfillSeq.Add(1)), src, from, to, req.Concurrency, ins, triggeredBy(c), now)
 	if err := backfill.Create(c, s.reg, b, ins); err != nil {
 		writeError(c, s.log, err)
 		return
 	}
 	c.JSON(http.StatusCreated, viewOf(b))
+}
+
+// backfillSource is the request's source and its schedule's plan as the
+// leader fires it (crons, H, jitter, calendar: timing.Schedule, the one
+// value of jobs and workflows) with the zone it is read in. A job must
+// be triggerable, a workflow enabled, and either must have a cron.
+func (s *backfillHandlers) backfillSource(c *gin.Context, req backfillRequest) (backfill.Source, *cron.Plan, *time.Location, error) {
+	ns := nsOf(c)
+	var (
+		src backfill.Source
+		p   *cron.Plan
+		loc *time.Location
+		err error
+	)
+	if name := req.WorkflowName; name != "" {
+		src = backfill.WorkflowSource(ns, name)
+		cfg, err := s.regOf(c).Flows().Workflow(c, name)
+		if err != nil {
+			return src, nil, nil, err
+		}
+		if d, err := s.regOf(c).Config().IsDisabled(c, "workflow", name); err != nil || d {
+			if err == nil {
+				err = fmt.Errorf("%w: the workflow '%s' is disabled; enable it first.", ErrConflict, name)
+			}
+			return src, nil, nil, err
+		}
+		p, loc, err = s.workflowPlan(c, cfg)
+	} else {
+		src = backfill.JobSource(ns, req.JobName)
+		cfg, err := s.triggerable(c, req.JobName)
+		if err != nil {
+			return src, nil, nil, err
+		}
+		if !cfg.Timing().Has() {
+			return src, nil, nil, fmt.Errorf("%w: job '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, req.JobName)
+		}
+		p, loc, err = s.jobPlan(c, cfg)
+	}
+	if err == nil && p == nil {
+		err = fmt.Errorf("%w: %s '%s' has no cron: a backfill runs the instants of its schedule", ErrBadRequest, src.Kind, src.Name)
+	}
+	return src, p, loc, err
 }
 
 // listBackfills answers GET /api/job/backfills (?jobName=, ?workflowName=): the request's
@@ -197,7 +171,7 @@ func (s *backfillHandlers) listBackfills(c *gin.Context) {
 	out := []backfillView{}
 	for _, b := range bs {
 		job, wf := c.Query("jobName"), c.Query("workflowName")
-		if (job == "" || b.JobName == job) && (wf == "" || b.WorkflowName == wf) {
+		if (job == "" || b.JobName() == job) && (wf == "" || b.WorkflowName() == wf) {
 			out = append(out, viewOf(b))
 		}
 	}
@@ -214,7 +188,7 @@ func (s *backfillHandlers) listBackfills(c *gin.Context) {
 // namespace's is not found).
 func (s *backfillHandlers) backfillIn(c *gin.Context, id string) (backfill.Backfill, error) {
 	b, err := backfill.Get(c, s.reg, id)
-	if err == nil && b.Namespace != nsOf(c) {
+	if err == nil && b.Source.Namespace != nsOf(c) {
 		return b, fmt.Errorf("%w: no backfill '%s' in namespace '%s'", ErrNotFound, id, nsOf(c))
 	}
 	return b, err

@@ -48,14 +48,10 @@ var ErrInvalid = errors.New("backfill: invalid")
 
 // Backfill is one backfill's record.
 type Backfill struct {
-	ID        string `json:"id"`
-	Namespace string `json:"namespace"`
-	JobName   string `json:"jobName,omitempty"` // as its namespace knows it
-	// WorkflowName is set instead of JobName for a workflow's backfill:
-	// one workflow run per instant.
-	WorkflowName string `json:"workflowName,omitempty"`
-	// Key is the job's (or workflow's) scheduler-wide key (namespace.Key).
-	Key         string    `json:"key"`
+	ID string `json:"id"`
+	// Source is the job or workflow it runs the instants of (stored in
+	// the record's namespace, jobName or workflowName, and key: record).
+	Source      Source    `json:"-"`
 	From        time.Time `json:"from"` // inclusive
 	To          time.Time `json:"to"`   // exclusive
 	Concurrency int       `json:"concurrency"`
@@ -123,11 +119,33 @@ func (b Backfill) FailedInstants() []time.Time { return DecodeInstants(b.FailedA
 func (b Backfill) HasFailed(at time.Time) bool { return slices.Contains(b.FailedAt, at.Unix()) }
 
 // IsWorkflow reports whether b backfills a workflow.
-func (b Backfill) IsWorkflow() bool { return b.WorkflowName != "" }
+func (b Backfill) IsWorkflow() bool { return b.Source.IsWorkflow() }
+
+// JobName is the name of b's job as its namespace knows it ("": b
+// backfills a workflow); WorkflowName likewise.
+func (b Backfill) JobName() string {
+	if b.Source.IsWorkflow() {
+		return ""
+	}
+	return b.Source.Name
+}
+
+// WorkflowName is the name of b's workflow ("": b backfills a job).
+func (b Backfill) WorkflowName() string {
+	if b.Source.IsWorkflow() {
+		return b.Source.Name
+	}
+	return ""
+}
+
+// Key is b's source's scheduler-wide name.
+func (b Backfill) Key() string { return b.Source.Key() }
 
 // RunKey is the idempotency key of b's run at instant at, as the
 // scheduler's view of the registry names it (qualified with b's namespace).
-func (b Backfill) RunKey(at time.Time) string { return registry.BackfillRunKey(b.Namespace, b.ID, at) }
+func (b Backfill) RunKey(at time.Time) string {
+	return registry.BackfillRunKey(b.Source.Namespace, b.ID, at)
+}
 
 // NewID names a backfill made at now for a job (seq disambiguates ids made
 // in one second).

@@ -9,18 +9,10 @@ import (
 	"github.com/ejcloud/elasticjob/registry"
 )
 
-// New is a new backfill of job (key its scheduler-wide key) over
-// instants, made at now by by.
-func New(id, ns, job, key string, from, to time.Time, concurrency int, instants []time.Time, by string, now time.Time) Backfill {
-	return Backfill{ID: id, Namespace: ns, JobName: job, Key: key, From: from.UTC(), To: to.UTC(), Concurrency: max(concurrency, 1),
+// New is a new backfill of src over instants, made at now by by.
+func New(id string, src Source, from, to time.Time, concurrency int, instants []time.Time, by string, now time.Time) Backfill {
+	return Backfill{ID: id, Source: src, From: from.UTC(), To: to.UTC(), Concurrency: max(concurrency, 1),
 		State: Running, Total: len(instants), CreatedBy: by, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
-}
-
-// NewWorkflow is New for a workflow (key its scheduler-wide key).
-func NewWorkflow(id, ns, wf, key string, from, to time.Time, concurrency int, instants []time.Time, by string, now time.Time) Backfill {
-	b := New(id, ns, "", key, from, to, concurrency, instants, by, now)
-	b.WorkflowName = wf
-	return b
 }
 
 // Create stores a new backfill and its instants.
@@ -57,7 +49,7 @@ func List(ctx context.Context, reg *registry.Registry, ns string) ([]Backfill, e
 	out := []Backfill{}
 	for _, s := range stored {
 		b, err := Decode(s)
-		if err != nil || ns != "*" && b.Namespace != ns {
+		if err != nil || ns != "*" && b.Source.Namespace != ns {
 			continue
 		}
 		out = append(out, b)

@@ -78,7 +78,7 @@ func (l *Loop) Pass(ctx context.Context) error {
 			continue
 		}
 		if l.expired(b) {
-			if err := l.Registry.Schedule().ForgetBackfill(ctx, b.ID, b.Key, b.WorkflowName != "", b.Version); err != nil {
+			if err := l.Registry.Schedule().ForgetBackfill(ctx, b.ID, b.Key(), b.IsWorkflow(), b.Version); err != nil {
 				if errors.Is(err, registry.ErrFenced) {
 					return err
 				}
@@ -138,20 +138,20 @@ func (l *Loop) advance(ctx context.Context, b Backfill, st *snapshot) (bool, err
 		return l.advanceWorkflow(ctx, b, st)
 	}
 	now := l.Clock.Now()
-	_, why, err := l.Registry.Config().CanRun(ctx, b.Key)
+	_, why, err := l.Registry.Config().CanRun(ctx, b.Key())
 	if err != nil {
 		return false, err
 	}
-	spare, err := st.spare(ctx, l.Registry, b.Key)
+	spare, err := st.spare(ctx, l.Registry, b.Key())
 	if err != nil {
 		return false, err
 	}
 	v := View{Now: now, Outcome: func(key string) Outcome { return st.outcome(ctx, l.Registry, key) },
-		Busy: st.busy(b.Key) || !spare, Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
+		Busy: st.busy(b.Key()) || !spare, Runnable: why == jobs.Runnable, Missing: why == jobs.JobMissing}
 	next, n := Step(b, v)
 	queued, dirty, err := l.queueNext(ctx, b, &next, n, now, func(at time.Time) (string, string, error) {
 		key := b.RunKey(at)
-		owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key, Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key),
+		owner, err := l.Registry.Schedule().EnqueueBackfillRun(ctx, registry.BackfillRun{ID: b.ID, Job: b.Key(), Instant: at, Key: key, Param: st.param(ctx, l.Registry, b.Key()),
 			Redo: func(ctx context.Context, owner string) (bool, error) { return st.failedBy(ctx, l.Registry, owner, at) }}, now)
 		return key, owner, err
 	})

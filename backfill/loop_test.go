@@ -59,7 +59,7 @@ func setup(t *testing.T, kv store.KV) []time.Time {
 
 func create(t *testing.T, reg *registry.Registry, id string, ins []time.Time, conc int) {
 	t.Helper()
-	b := New(id, "default", "report", "report", t0, t0.Add(time.Hour), conc, ins, "test", t0.Add(24*time.Hour))
+	b := New(id, JobSource("default", "report"), t0, t0.Add(time.Hour), conc, ins, "test", t0.Add(24*time.Hour))
 	if err := Create(context.Background(), reg, b, ins); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestLoopStaysWithinTheNamespaceGuarantee(t *testing.T) {
 	kv, clk, l := guaranteedPay(t, "0 */10 * * * ?")
 	const root = payRoot
 	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
-	b := New("bf-pay", "pay", "report", namespace.Key("pay", "report"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
+	b := New("bf-pay", JobSource("pay", "report"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
 	if err := Create(ctx, l.Registry, b, ins); err != nil {
 		t.Fatal(err)
 	}

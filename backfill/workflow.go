@@ -76,13 +76,13 @@ func (v wfView) outcome(id string) Outcome {
 // advanceWorkflow is advance for a workflow's backfill.
 func (l *Loop) advanceWorkflow(ctx context.Context, b Backfill, st *snapshot) (bool, error) {
 	now := l.Clock.Now()
-	wv, err := l.readWorkflow(ctx, b.Key)
+	wv, err := l.readWorkflow(ctx, b.Key())
 	if err != nil {
 		return false, err
 	}
 	spare := true
 	if !wv.missing {
-		if spare, err = st.spareForWorkflow(ctx, l.Registry, b.Key, wv.cfg); err != nil {
+		if spare, err = st.spareForWorkflow(ctx, l.Registry, b.Key(), wv.cfg); err != nil {
 			return false, err
 		}
 	}

@@ -40,7 +40,7 @@ func setupWorkflow(t *testing.T, kv store.KV) []time.Time {
 
 func createWorkflow(t *testing.T, reg *registry.Registry, id string, ins []time.Time, conc int) {
 	t.Helper()
-	b := NewWorkflow(id, "default", "nightly", "nightly", t0, t0.Add(time.Hour), conc, ins, "test", t0.Add(24*time.Hour))
+	b := New(id, WorkflowSource("default", "nightly"), t0, t0.Add(time.Hour), conc, ins, "test", t0.Add(24*time.Hour))
 	if err := Create(context.Background(), reg, b, ins); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestLoopBackfillsANamespacedWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := leaderLoop(kv, clk, "/leader/a")
-	b := NewWorkflow("bf-pay", "pay", "nightly", namespace.Key("pay", "nightly"), t0, t0.Add(time.Hour), 1, ins, "test", clk.Now())
+	b := New("bf-pay", WorkflowSource("pay", "nightly"), t0, t0.Add(time.Hour), 1, ins, "test", clk.Now())
 	if err := Create(ctx, l.Registry, b, ins); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestLoopWorkflowStaysWithinTheNamespaceGuarantee(t *testing.T) {
 		t.Fatal(err)
 	}
 	ins := []time.Time{t0, t0.Add(10 * time.Minute)}
-	b := NewWorkflow("bf-pay", "pay", "nightly", namespace.Key("pay", "nightly"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
+	b := New("bf-pay", WorkflowSource("pay", "nightly"), t0, t0.Add(20*time.Minute), 1, ins, "test", clk.Now())
 	if err := Create(ctx, l.Registry, b, ins); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,10 @@
 // removes the runs of deleted workflows, trigger keys after their
 // lifetime and node records no run owns.
 //
-// Cron fires and their watermark are in cron.go; runs beyond
-// maxConcurrentRuns wait QUEUED and begin oldest first (mayBegin).
+// The engine keeps no timer for crons: it hands each workflow's schedule
+// to the term's producer (Timetable), which fires it from the leader's one
+// timetable beside the jobs' and hands the fires back (FireFlow); the
+// runs, their ids from their instants, and the watermark are made here
+// (fires.go). Runs beyond maxConcurrentRuns wait QUEUED and begin oldest
+// first (mayBegin).
 package flowengine

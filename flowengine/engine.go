@@ -5,10 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/jobs/timing"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
 )
@@ -35,14 +35,6 @@ type Options struct {
 	RetainEvery time.Duration
 	// KeyLifetime is how long trigger idempotency keys are kept (24h).
 	KeyLifetime time.Duration
-	// MaxMissedFires bounds the runs a misfire=true workflow gets for cron
-	// fires no leader made (100).
-	MaxMissedFires int
-	// Location is the default time zone of crons (nil: UTC).
-	Location *time.Location
-	// Jitter is the scheduler-wide jitter window (cron_jitter) of the
-	// workflows that set none.
-	Jitter time.Duration
 }
 
 func (o *Options) defaults() {
@@ -58,12 +50,6 @@ func (o *Options) defaults() {
 	if o.KeyLifetime <= 0 {
 		o.KeyLifetime = 24 * time.Hour
 	}
-	if o.MaxMissedFires <= 0 {
-		o.MaxMissedFires = 100
-	}
-	if o.Location == nil {
-		o.Location = time.UTC
-	}
 }
 
 // Deps are the engine's collaborators.
@@ -74,7 +60,11 @@ type Deps struct {
 	Clock    clock.Clock
 	Log      *slog.Logger
 	Observer Observer // may be nil
-	Options  Options
+	// Timetable fires the workflows' crons (the term's producer: the
+	// engine hands it their schedules and receives their fires through
+	// FireFlow). Nil: no cron fires.
+	Timetable Timetable
+	Options   Options
 }
 
 // Engine advances workflow runs; one per leadership term.
@@ -86,9 +76,15 @@ type Engine struct {
 	owners   map[string]runRef              // node execution key → its run
 	dirty    map[runRef]bool
 	retry    map[runRef]bool // commits that lost a race: redone after a short pause
-	nextFire map[string]time.Time
 
-	inputs timing.Inputs // what plans read besides the schedules (readInputs)
+	// configs version each workflow's schedule handed to the timetable:
+	// a fire of another version is void.
+	configs map[string]uint64
+	version uint64
+	firesMu sync.Mutex
+	fires   []fireReq     // handed in by FireFlow, not yet taken (under firesMu)
+	fired   chan struct{} // kicks Run: fires were handed in
+	stopped chan struct{} // closed when Run returns
 
 	lost     map[string]string    // key → why its execution can no longer end (confirmed)
 	suspects map[string]time.Time // key → when it was first found nowhere
@@ -124,8 +120,8 @@ func New(d Deps) *Engine {
 	d.Options.defaults()
 	return &Engine{Deps: d, defs: map[string]workflow.Config{}, disabled: map[string]bool{},
 		active: map[string]map[string]*tracked{}, owners: map[string]runRef{}, dirty: map[runRef]bool{},
-		retry: map[runRef]bool{}, nextFire: map[string]time.Time{}, lost: map[string]string{},
-		suspects: map[string]time.Time{}, killed: map[string]time.Time{}}
+		retry: map[runRef]bool{}, configs: map[string]uint64{}, lost: map[string]string{},
+		suspects: map[string]time.Time{}, killed: map[string]time.Time{}, fired: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
 // Run advances runs until ctx ends (the leader context). It returns an
@@ -133,17 +129,19 @@ func New(d Deps) *Engine {
 func (e *Engine) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		e.firesMu.Lock()
+		close(e.stopped)
+		e.firesMu.Unlock()
+	}()
 	events, err := e.watch(ctx)
 	if err != nil {
-		return err
-	}
-	if err := e.readInputs(ctx); err != nil {
 		return err
 	}
 	if err := e.load(ctx); err != nil {
 		return err
 	}
-	if err := e.catchUp(ctx); err != nil {
+	if err := e.scheduleAll(ctx, true); err != nil {
 		return err
 	}
 	e.timer = e.Clock.NewTimer(time.Hour)
@@ -169,6 +167,10 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.drain(ctx, events); err != nil {
 				return err
 			}
+		case <-e.fired:
+			if err := e.takeFires(ctx); err != nil {
+				return err
+			}
 		case <-e.timer.C():
 		}
 	}
@@ -192,13 +194,9 @@ func (e *Engine) drain(ctx context.Context, events <-chan registry.WorkflowChang
 	return nil
 }
 
-// round does what is due: cron fires, sweeps, retention, and every run
-// marked dirty.
+// round does what is due: sweeps, retention, and every run marked dirty.
 func (e *Engine) round(ctx context.Context) error {
 	now := e.Clock.Now()
-	if err := e.fireDue(ctx, now); err != nil {
-		return err
-	}
 	for ref, t := range e.active {
 		for id, tr := range t {
 			if !tr.deadline.IsZero() && !now.Before(tr.deadline) && !tr.cancelling {
@@ -215,9 +213,6 @@ func (e *Engine) round(ctx context.Context) error {
 	}
 	if !now.Before(e.sweepAt) {
 		e.sweepAt = now.Add(e.Options.Sweep)
-		if err := e.readInputs(ctx); err != nil {
-			e.Log.Warn("workflow engine: the plans' inputs stay as last read", "err", err)
-		}
 		if err := e.sweep(ctx, now); err != nil {
 			return err
 		}
@@ -241,9 +236,6 @@ func (e *Engine) nextWake() time.Time {
 	}
 	consider(e.retainAt)
 	consider(e.retryAt)
-	for _, t := range e.nextFire {
-		consider(t)
-	}
 	for _, runs := range e.active {
 		for _, tr := range runs {
 			if !tr.cancelling {

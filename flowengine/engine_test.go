@@ -7,8 +7,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/ejcloud/elasticjob/jobs/calendar"
-	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/store"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -315,60 +313,6 @@ func TestNodeOfADeletedJobFailsToStart(t *testing.T) {
 	}
 }
 
-func TestCronFiresAndCollapsesAtTheLimit(t *testing.T) {
-	r := newRig(t, "a")
-	c := chain("w", "a")
-	c.Cron = "0 * * * * ?" // every minute
-	r.register(c)
-	r.start()
-	r.clk.Set(t0.Add(time.Minute)) // 02:00:00
-	r.round()
-	runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
-	if len(runs) != 1 || runs[0].ID != "20250301T020000.000Z-cron" || runs[0].State != workflow.RunRunning || runs[0].Source != workflow.SourceCron {
-		t.Fatalf("first fire: %+v", runs)
-	}
-	// Two more fires while it runs: misfire=false keeps one queued run.
-	r.clk.Advance(time.Minute)
-	r.round()
-	r.clk.Advance(time.Minute)
-	r.round()
-	runs, _ = r.reg.Flows().WorkflowRuns(r.ctx, "w")
-	if len(runs) != 2 || runs[1].State != workflow.RunQueued || runs[1].ID != "20250301T020100.000Z-cron" {
-		t.Fatalf("after two fires at the limit: %d runs", len(runs))
-	}
-	st, _ := r.reg.Flows().WorkflowStateOf(r.ctx, "w")
-	if !st.FiredUntil.Equal(t0.Add(3 * time.Minute)) {
-		t.Fatalf("watermark %v", st.FiredUntil)
-	}
-}
-
-func TestCronCatchUpByTheMisfireRule(t *testing.T) {
-	for _, misfire := range []bool{false, true} {
-		r := newRig(t, "a")
-		c := chain("w", "a")
-		c.Cron, c.Misfire, c.MaxConcurrentRuns = "0 * * * * ?", misfire, 5
-		r.register(c) // watermark: now (01:59)
-		// No leader for three fires (02:00, 02:01, 02:02); then one starts.
-		r.clk.Set(t0.Add(3*time.Minute + 30*time.Second))
-		r.eng = r.newEngine(r.reg)
-		r.start()
-		runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
-		want := map[bool]int{false: 1, true: 3}[misfire]
-		if len(runs) != want {
-			t.Fatalf("misfire=%v: %d runs after the gap, want %d", misfire, len(runs), want)
-		}
-		if runs[len(runs)-1].ID != "20250301T020200.000Z-cron" {
-			t.Fatalf("misfire=%v: last run %s", misfire, runs[len(runs)-1].ID)
-		}
-		// A second takeover at once replays nothing.
-		r.eng = r.newEngine(r.reg)
-		r.start()
-		if again, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w"); len(again) != want {
-			t.Fatalf("misfire=%v: replayed twice", misfire)
-		}
-	}
-}
-
 func TestRetentionKeepsTheLatestRunsAndRemovesDeletedWorkflows(t *testing.T) {
 	r := newRig(t, "a")
 	r.register(chain("w", "a"))
@@ -481,35 +425,5 @@ func TestUnreadableRegistryValuesAreSkipped(t *testing.T) {
 	r.eng.dirty[runRef{"w", "legacy"}] = true
 	if err := r.eng.round(r.ctx); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// A workflow's cron with a business calendar and a jitter window: its
-// fires skip the weekend and move by its own fixed offset, the same on
-// the next leader.
-func TestCronHonoursCalendarAndJitterAcrossLeaders(t *testing.T) {
-	r := newRig(t, "a")
-	if _, err := r.reg.Schedule().PutCalendar(r.ctx, "default", calendar.Calendar{Name: "biz", Weekdays: []string{"MON", "TUE", "WED", "THU", "FRI"}}); err != nil {
-		t.Fatal(err)
-	}
-	c := chain("w", "a")
-	c.Cron, c.Jitter, c.Calendar = "0 0 2 * * ?", "10m", "biz"
-	r.register(c)
-	r.start()
-	// t0 is Saturday 2025-03-01 01:59: the next fire is Monday's 02:00 plus w's offset.
-	want := time.Date(2025, 3, 3, 2, 0, 0, 0, time.UTC).Add(cron.Offset("w", 10*time.Minute))
-	if got := r.eng.nextFire["w"]; !got.Equal(want) {
-		t.Fatalf("next fire %s, want %s", got, want)
-	}
-	r.eng = r.newEngine(r.reg)
-	r.start()
-	if got := r.eng.nextFire["w"]; !got.Equal(want) {
-		t.Fatalf("the next leader's next fire %s, want %s", got, want)
-	}
-	r.clk.Set(want)
-	r.round()
-	runs, _ := r.reg.Flows().WorkflowRuns(r.ctx, "w")
-	if len(runs) != 1 || runs[0].Source != workflow.SourceCron {
-		t.Fatalf("runs at the jittered instant: %+v", runs)
 	}
 }

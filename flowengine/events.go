@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/workflow"
@@ -25,7 +26,10 @@ func (e *Engine) watch(ctx context.Context) (<-chan registry.WorkflowChange, err
 func (e *Engine) handle(ctx context.Context, ev registry.WorkflowChange) error {
 	switch ev.Kind {
 	case registry.WorkflowAll:
-		return e.load(ctx)
+		if err := e.load(ctx); err != nil {
+			return err
+		}
+		return e.scheduleAll(ctx, false)
 	case registry.WorkflowDef:
 		return e.reloadDef(ctx, ev.Workflow)
 	case registry.WorkflowFlag:
@@ -83,9 +87,6 @@ func (e *Engine) load(ctx context.Context) error {
 			return err
 		}
 	}
-	for name := range e.defs {
-		e.schedule(name, e.Clock.Now())
-	}
 	return nil
 }
 
@@ -128,23 +129,18 @@ func (e *Engine) reloadDef(ctx context.Context, name string) error {
 		return nil
 	case errors.Is(err, workflow.ErrNotFound):
 		delete(e.defs, name)
-		delete(e.nextFire, name)
+		e.schedule(name, time.Time{})
 	case err != nil:
 		return fmt.Errorf("workflow engine: read workflow %s: %w", name, err)
 	default:
 		_, known := e.defs[name]
 		e.defs[name] = d
-		if e.calendarUnread(d) { // a calendar made just before the workflow naming it
-			if err := e.readInputs(ctx); err != nil {
-				e.Log.Warn("workflow engine: the plans' inputs stay as last read", "err", err)
-			}
-		}
 		if sch, _ := d.Schedule(); !known && sch != nil {
 			if err := e.markFired(ctx, name, e.Clock.Now()); err != nil {
 				return err
 			}
 		}
-		e.schedule(name, e.Clock.Now())
+		e.schedule(name, time.Time{})
 	}
 	e.markWorkflow(name)
 	return nil
@@ -163,7 +159,7 @@ func (e *Engine) reloadDisabled(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	e.schedule(name, e.Clock.Now())
+	e.schedule(name, time.Time{})
 	e.markWorkflow(name)
 	return nil
 }

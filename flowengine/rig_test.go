@@ -79,13 +79,10 @@ func (r *rig) newEngine(reg *registry.Registry) *Engine {
 // start loads the engine as a new term does.
 func (r *rig) start() {
 	r.t.Helper()
-	if err := r.eng.readInputs(r.ctx); err != nil { // as Run does
+	if err := r.eng.load(r.ctx); err != nil { // as Run does
 		r.t.Fatal(err)
 	}
-	if err := r.eng.load(r.ctx); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := r.eng.catchUp(r.ctx); err != nil {
+	if err := r.eng.scheduleAll(r.ctx, true); err != nil {
 		r.t.Fatal(err)
 	}
 	r.round()

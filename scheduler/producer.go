@@ -8,17 +8,15 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/jobs/timing"
-	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/registry"
-	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/scheduler/timetable"
 )
 
-// Producer turns cron fires into ready-queue entries. One heap of next fire
-// times and one timer serve every job (no goroutine per job). Leader-only:
-// run it under the leader context.
+// Producer turns cron fires into ready-queue entries, and workflows'
+// into their runs (through Flows). One timetable of next fire times and
+// one timer serve every job and workflow (no goroutine per source).
+// Leader-only: run it under the leader context.
 type Producer struct {
 	Registry *registry.Registry
 	// Dispatch commits the fires (nil: Registry).
@@ -27,6 +25,9 @@ type Producer struct {
 	Clock    clock.Clock
 	Location *time.Location // the scheduler's default time zone
 	Log      *slog.Logger
+	// Flows makes the workflows' runs for their fires (nil: no workflow
+	// fires; flows.go).
+	Flows FlowRuns
 	// Events hears what the producer did besides its commits (nil: no
 	// one).
 	Events Events
@@ -60,6 +61,12 @@ type Producer struct {
 	// instant of one that may still land.
 	inflight []timetable.Fire
 	changed  chan struct{}
+	// flows are the workflows' schedules by name, handed in by the
+	// engine; heldFlows their fires taken ahead, soonest first, held until
+	// their instant; pendingFlows the workflows whose catch-up is due.
+	flows        map[string]flow
+	heldFlows    []timetable.Fire
+	pendingFlows map[string]bool
 
 	// beforeSwap, if set, runs inside rescheduleAll, without the lock, once
 	// the schedules are worked out and before they replace the heap (tests).
@@ -75,22 +82,6 @@ type Producer struct {
 	// blocker is the job whose next fire holds staging back (see held), or
 	// nil: its ready entry leaving (NoteReady) re-arms the timer at once.
 	blocker atomic.Pointer[string]
-}
-
-// NoteReady records what the store's watch says of /state/ready/{job}.
-func (p *Producer) NoteReady(job string, present bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.t.NoteQueued(job, present)
-	if b := p.blocker.Load(); !present && b != nil && *b == job {
-		p.poke() // its held fire may be staged now
-	}
-}
-
-func (p *Producer) believedAbsent(job string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.t.BelievedAbsent(job)
 }
 
 func (p *Producer) init() {
@@ -198,7 +189,7 @@ func (p *Producer) rescheduleAll(after time.Time) {
 		p.beforeSwap()
 	}
 	p.mu.Lock()
-	p.t.Replace(plans)
+	p.t.Replace(append(plans, p.flowPlansLocked()...))
 	p.rebuilt = nil
 	p.mu.Unlock()
 	p.poke()
@@ -213,91 +204,15 @@ func (p *Producer) poke() {
 
 // scheduleLocked pushes job's next fire strictly after `after`, bumping
 // its generation so older heap entries are ignored (under p.mu).
-func (p *Producer) scheduleLocked(job string, after time.Time) {
-	p.t.Changed(job, after, p.next)
-	if p.calendarUnread(job) {
-		p.noteUnplanned(job, after, p.t.Gen(job))
+func (p *Producer) scheduleLocked(source string, after time.Time) {
+	p.t.Changed(source, after, p.next)
+	if p.calendarUnread(source) {
+		p.noteUnplanned(source, after, p.t.Gen(source))
 	}
-}
-
-// calendarUnread reports a runnable job naming a calendar the inputs do
-// not hold (yet: made since they were read, or gone).
-func (p *Producer) calendarUnread(job string) bool {
-	j, _, ok := p.Catalog.runnableStored(job)
-	in := p.inputs.Load()
-	if !ok || in == nil || j.Calendar == "" || !j.HasSchedule() {
-		return false
-	}
-	_, held := in.Calendars[timing.CalendarKey(namespace.Of(j.JobName), j.Calendar)]
-	return !held
-}
-
-// next is the job's schedule: its next fire strictly after `after`, for a
-// transient job that may run.
-func (p *Producer) next(job string, after time.Time) (time.Time, uint64, bool) {
-	j, config, ok := p.Catalog.runnableStored(job)
-	if !ok || j.JobExecutionType != jobs.Transient {
-		return time.Time{}, 0, false
-	}
-	at, ok := p.nextFire(j, after)
-	return at, config, ok
-}
-
-func (p *Producer) nextFire(j jobs.Config, after time.Time) (time.Time, bool) {
-	in := p.inputs.Load()
-	if in == nil { // not read yet: no instant is planned without its calendar
-		return time.Time{}, false
-	}
-	pl, loc, err := in.Plan(j.Timing(), p.Catalog.parse)
-	if err != nil || pl == nil {
-		if err != nil {
-			p.Log.Warn("job not scheduled", "job", j.JobName, "err", err)
-		}
-		return time.Time{}, false
-	}
-	next := pl.Next(after, loc)
-	return next, !next.IsZero()
-}
-
-// NextFires lists the next fire of each job keep accepts, at or before
-// until, soonest first (a job has one next fire: it never runs two
-// executions at once; a fire staged ahead and not yet due is its job's
-// next). While every job's schedule is worked out again it waits for the
-// new one. Safe from any goroutine.
-func (p *Producer) NextFires(until time.Time, keep func(job string) bool) []round.Fire {
-	p.mu.Lock()
-	if done := p.rebuilt; done != nil {
-		// Capacities reserve room for these fires: a rebuild's half-known
-		// schedule would reserve too little. Wait for it, as the lock did.
-		p.mu.Unlock()
-		if p.awaitRebuild != nil {
-			p.awaitRebuild()
-		}
-		<-done
-		p.mu.Lock()
-	}
-	defer p.mu.Unlock()
-	return p.t.NextFires(p.Clock.Now(), until, keep)
-}
-
-// NextFireAt is the soonest instant of a next fire of any job, a fire
-// staged ahead whose instant has not come included (ok false: none). It
-// may be a job's fire since superseded (an update): never later than the
-// real soonest. While every job's schedule is worked out again (a term's
-// start, a resync) it is not known: a fire may come at any moment. Safe
-// from any goroutine.
-func (p *Producer) NextFireAt() (time.Time, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.Clock.Now()
-	if p.t.Rebuilding() {
-		return now.Add(time.Millisecond), true
-	}
-	return p.t.NextFireAt(now)
 }
 
 // Run handles the fires missed since the last producer's watermark, then
-// fires jobs until ctx ends.
+// fires jobs and workflows until ctx ends.
 func (p *Producer) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.init()
@@ -323,6 +238,7 @@ func (p *Producer) Run(ctx context.Context) error {
 	timer := p.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		p.fireFlows(ctx)
 		p.arm(timer)
 		select {
 		case <-ctx.Done():
@@ -339,7 +255,11 @@ func (p *Producer) arm(timer clock.Timer) {
 	defer p.mu.Unlock()
 	timer.Stop()
 	lead := p.leadLocked()
-	wait, blocker, ok := p.t.Wake(p.Clock.Now(), lead)
+	now := p.Clock.Now()
+	wait, blocker, ok := p.t.Wake(now, lead)
+	if at, held := p.flowWake(); held && (!ok || at.Sub(now) < wait) {
+		wait, blocker, ok = max(at.Sub(now), 0), "", true
+	}
 	if !ok {
 		p.blocker.Store(nil)
 		timer.Reset(time.Hour)
@@ -396,10 +316,11 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// popDue takes the fires to commit now (timetable.Table.Due).
+// popDue takes the jobs' fires to commit now (timetable.Table.Due), and
+// holds the workflows' (holdFlows).
 func (p *Producer) popDue(now time.Time, lead time.Duration) []timetable.Fire {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inflight = p.t.Due(now, lead, p.next)
+	p.inflight = p.holdFlows(p.t.Due(now, lead, p.next))
 	return p.inflight
 }

@@ -116,7 +116,11 @@ type Deps struct {
 	// their state, read every round: the round places by the jobs' and the namespaces'
 	// cluster policies (docs/clusters.md). Nil: one engine, no policy.
 	Clusters Clusters
-	Options  Options
+	// Flows makes the workflows' runs for the fires the producer makes of
+	// their schedules (the term's workflow engine; nil: none). The engine
+	// hands the schedules in through Scheduler.Timetable.
+	Flows   FlowRuns
+	Options Options
 }
 
 // Clusters says which clusters the scheduler runs on, in the configured order, and
@@ -189,6 +193,7 @@ func New(d Deps) *Scheduler {
 	s.producer = &Producer{
 		Registry: d.Registry, Catalog: s.catalog, Clock: d.Clock, Location: opts.Location,
 		Log: d.Log.With("subsystem", "producer"), Events: producerEvents{s}, Lead: opts.FireLead, Jitter: opts.CronJitter,
+		Flows: d.Flows,
 	}
 	runs := newDurations(d.RecentRuns, d.Log.With("subsystem", "launcher"))
 	s.status = &statusHandler{driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "status"), obs: d.Tasks,
@@ -215,6 +220,10 @@ func New(d Deps) *Scheduler {
 // first launching round ran): the term's takeover is over. Safe from any
 // goroutine.
 func (s *Scheduler) Launched() bool { return s.st.launched.Load() }
+
+// Timetable is the producer, which fires the jobs' schedules and the
+// workflows' the engine hands in (Producer.ScheduleFlow).
+func (s *Scheduler) Timetable() *Producer { return s.producer }
 
 // Catalog exposes the configuration cache.
 func (s *Scheduler) Catalog() *Catalog { return s.catalog }

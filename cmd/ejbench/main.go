@@ -76,7 +76,7 @@ func main() {
 	r := &bench.Report{}
 	r.Machine()
 	start := time.Now()
-	steps := plan(o.only)
+	steps := chosenSteps(o.only)
 	failed := false
 	for _, s := range steps {
 		if ctx.Err() != nil {
@@ -103,9 +103,9 @@ type step struct {
 	run  func(context.Context, options, *bench.Report) error
 }
 
-// plan is the scenarios -only chose, in the order they run. Each family's
+// chosenSteps is the scenarios -only chose, in the order they run. Each family's
 // Run reads the shared settings and its own options.
-func plan(only map[string]bool) []step {
+func chosenSteps(only map[string]bool) []step {
 	var steps []step
 	switch {
 	case only["producer"]:

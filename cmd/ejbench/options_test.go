@@ -88,7 +88,7 @@ func TestOptionsPartsStaySmall(t *testing.T) {
 func TestPlanKeepsTheOrder(t *testing.T) {
 	names := func(only map[string]bool) string {
 		var n []string
-		for _, s := range plan(only) {
+		for _, s := range chosenSteps(only) {
 			n = append(n, s.name)
 		}
 		return strings.Join(n, ",")
@@ -100,7 +100,7 @@ func TestPlanKeepsTheOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(plan(o.only)); got != len(scenarios)-1 { // register and producer are one step
+	if got := len(chosenSteps(o.only)); got != len(scenarios)-1 { // register and producer are one step
 		t.Errorf("every scenario: %d steps, want %d", got, len(scenarios)-1)
 	}
 	if needsBinaries(map[string]bool{"gobench": true}) || !needsBinaries(map[string]bool{"gobench": true, "ha": true}) {

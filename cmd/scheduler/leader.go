@@ -186,6 +186,7 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 	if names := l.cfg.ClusterNames(); len(names) > 1 {
 		placeOn = &clusterStates{names: names, reg: reg, log: log.With("subsystem", "clusters")}
 	}
+	flows := l.workflowEngine(reg, driver, log)
 	sched := scheduler.New(scheduler.Deps{
 		Registry: reg, Driver: driver, Inventory: client,
 		Clock: clock.Real{}, Log: log.With("subsystem", "scheduler"),
@@ -198,9 +199,10 @@ func (l *leaderWork) start(ctx context.Context, term *election.Term, reg *regist
 			MaxRoundTasks: maxRoundTasks(l.cfg), MaxCommitTasks: maxCommitTasks(l.cfg),
 			SecretAccess: l.secretAccess(), TaskUser: taskUser(l.cfg),
 		},
+		Flows: flows,
 	})
+	flows.Timetable = sched.Timetable()
 	log.Info("framework", "framework_id", fwID)
-	flows := l.workflowEngine(reg, driver, log)
 	loops := []leader.Loop{
 		{Name: "scheduler", Run: func(ctx context.Context) error {
 			l.current.Store(sched)

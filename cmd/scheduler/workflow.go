@@ -23,8 +23,11 @@ func workflowObserver(mx *metrics.Metrics, tw *trace.Writer) flowengine.Observer
 }
 
 // workflowEngine is a term's workflow engine: it writes through the term's
-// fenced registry and kills through the term's guarded driver.
+// fenced registry and kills through the term's guarded driver. Its crons
+// fire from the term's one timetable (the scheduler's producer), which
+// hands their fires back to it: Timetable is set once the scheduler is
+// built (the two need each other).
 func (l *leaderWork) workflowEngine(reg *registry.Registry, kill flowengine.Killer, log *slog.Logger) *flowengine.Engine {
 	return flowengine.New(flowengine.Deps{Registry: reg, Killer: kill, Clock: clock.Real{}, Log: log.With("subsystem", "workflow"),
-		Observer: l.flowObserver, Options: flowengine.Options{KeptRuns: l.cfg.WorkflowRunsKept, Location: l.cfg.Location, Jitter: l.cfg.CronJitter}})
+		Observer: l.flowObserver, Options: flowengine.Options{KeptRuns: l.cfg.WorkflowRunsKept}})
 }
