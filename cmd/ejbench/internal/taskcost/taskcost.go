@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
@@ -115,33 +113,8 @@ func runOnce(ctx context.Context, env bench.Env, opt Options, bin string) (resul
 		return res, err
 	}
 
-	// The trigger stream: eight clients, each on its own ticker.
-	const workers = 8
-	var sent atomic.Int64
-	tctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { stop(); wg.Wait() }()
-	if opt.rate > 0 && len(names) > 0 {
-		period := time.Duration(float64(time.Second) * workers / float64(opt.rate))
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				t := time.NewTicker(period)
-				defer t.Stop()
-				for k := w; ; k += workers {
-					select {
-					case <-tctx.Done():
-						return
-					case <-t.C:
-					}
-					if p.API.Trigger(names[k%len(names)]) == nil {
-						sent.Add(1)
-					}
-				}
-			}(w)
-		}
-	}
+	trig := bench.StartTriggers(ctx, p.API, names, opt.rate) // eight clients, each on its own ticker
+	defer trig.Stop()
 
 	const warmup = 5 * time.Second
 	if err := bench.SleepCtx(ctx, warmup); err != nil {
@@ -155,7 +128,7 @@ func runOnce(ctx context.Context, env bench.Env, opt Options, bin string) (resul
 	if err != nil {
 		return res, err
 	}
-	sent0 := sent.Load()
+	sent0 := trig.Sent.Load()
 	exec0 := bench.TreeCPU(bench.ExecutorsOf(executorPath, p.DataDir, p.PID()))
 	prof := filepath.Join(dir, "scheduler.cpu.pprof")
 	profDone := make(chan error, 1)
@@ -188,9 +161,8 @@ func runOnce(ctx context.Context, env bench.Env, opt Options, bin string) (resul
 	if err != nil {
 		return res, err
 	}
-	sentWin := sent.Load() - sent0
-	stop()
-	wg.Wait()
+	sentWin := trig.Sent.Load() - sent0
+	trig.Stop()
 
 	win := s1.Taken.Sub(s0.Taken).Seconds()
 	res.finished = m1.Sum("elasticjob_tasks_ended_total", `result="finished"`) - m0.Sum("elasticjob_tasks_ended_total", `result="finished"`)

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
@@ -94,35 +92,8 @@ func throughputRun(ctx context.Context, o options, r *bench.Report, sc string, j
 		}
 	}
 
-	// Bounded trigger stream: `workers` clients, each on its own ticker.
-	const workers = 8
-	var sent, trigErrs atomic.Int64
-	tctx, stopTriggers := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	if rate > 0 {
-		period := time.Duration(float64(time.Second) * workers / float64(rate))
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				t := time.NewTicker(period)
-				defer t.Stop()
-				for k := w; ; k += workers {
-					select {
-					case <-tctx.Done():
-						return
-					case <-t.C:
-					}
-					if err := p.API.Trigger(names[k%len(names)]); err != nil {
-						trigErrs.Add(1)
-					} else {
-						sent.Add(1)
-					}
-				}
-			}(w)
-		}
-	}
-	defer func() { stopTriggers(); wg.Wait() }()
+	trig := bench.StartTriggers(ctx, p.API, names, rate) // bounded: eight clients, each on its own ticker
+	defer trig.Stop()
 
 	const warmup = 5 * time.Second
 	bench.Logf("%s: %d jobs over %d apps, cron every second %v + %d triggers/s; %s warm-up, %s window", sc, jobs, o.tputApps, cron, rate, warmup, o.tputWindow)
@@ -137,7 +108,7 @@ func throughputRun(ctx context.Context, o options, r *bench.Report, sc string, j
 	if err != nil {
 		return err
 	}
-	sent0 := sent.Load()
+	sent0 := trig.Sent.Load()
 	exec0, busy0 := bench.TreeCPU(bench.ExecutorsOf(o.ExecutorPath, p.DataDir, p.PID())), bench.MachineBusy()
 	prof := filepath.Join(dir, "scheduler.cpu.pprof")
 	profDone := make(chan error, 1)
@@ -172,9 +143,8 @@ func throughputRun(ctx context.Context, o options, r *bench.Report, sc string, j
 	if err != nil {
 		return err
 	}
-	sentWin := sent.Load() - sent0
-	stopTriggers()
-	wg.Wait()
+	sentWin := trig.Sent.Load() - sent0
+	trig.Stop()
 
 	win := s1.Taken.Sub(s0.Taken).Seconds()
 	d := func(name string, want ...string) float64 { return m1.Sum(name, want...) - m0.Sum(name, want...) }
@@ -197,7 +167,7 @@ func throughputRun(ctx context.Context, o options, r *bench.Report, sc string, j
 		r.Add(sc, "completed transient executions (finished)", fmt.Sprintf("%.0f/s (%.0f in window)", done, fin), "", nil)
 	}
 	r.Add(sc, "launched; failed; killed in window", fmt.Sprintf("%.0f/s; %.0f; %.0f", launched/win, failed, killed), "", nil)
-	r.Add(sc, "trigger errors", fmt.Sprintf("%d", trigErrs.Load()), "", nil)
+	r.Add(sc, "trigger errors", fmt.Sprintf("%d", trig.Failed.Load()), "", nil)
 	if fin > 0 && rate > 0 {
 		// Each request costs the scheduler its HTTP, its audit row (durable
 		// before the answer) and a registry read, whether it queues an
