@@ -1,12 +1,10 @@
 package soak
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -322,7 +320,7 @@ func (c *Clusters) moveNamespace(ctx context.Context, to ...string) error {
 }
 
 // call sends one request to the scheduler, again for up to 30 s while it
-// answers neither 2xx nor 4xx (an undrain of a cluster not drained
+// answers neither 2xx nor a 4xx but 429 (an undrain of a cluster not drained
 // succeeds: Heal undrains both).
 func (c *Clusters) call(ctx context.Context, method, path string, body any) error {
 	var b []byte
@@ -334,25 +332,11 @@ func (c *Clusters) call(ctx context.Context, method, path string, body any) erro
 	}
 	var last error
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		req, err := http.NewRequestWithContext(ctx, method, c.s.base+path, bytes.NewReader(b))
-		if err != nil {
+		done, err := send(ctx, method, c.s.base+path, b)
+		if done {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err == nil {
-			out, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode/100 == 2 {
-				return nil
-			}
-			last = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(out))
-			if resp.StatusCode/100 == 4 {
-				return last
-			}
-		} else {
-			last = err
-		}
+		last = err
 		if !sleep(ctx, 300*time.Millisecond) {
 			return ctx.Err()
 		}

@@ -282,28 +282,36 @@ func (w *Workload) call(ctx context.Context, method, path string, body any, boun
 		base := w.APIs[w.next%len(w.APIs)]
 		w.next++
 		w.mu.Unlock()
-		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(b))
-		if err != nil {
+		done, err := send(ctx, method, base+path, b)
+		if done {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err == nil {
-			out, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode/100 == 2 {
-				return nil
-			}
-			last = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(out))
-			if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests {
-				return last
-			}
-		} else {
-			last = err
-		}
+		last = err
 		if !sleep(ctx, 300*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
 	return fmt.Errorf("soak: %w", last)
+}
+
+// send sends one request: done when it was answered 2xx (err nil) or a
+// 4xx other than 429 (err says it: asking again would not change it);
+// else err is why it should be asked again.
+func send(ctx context.Context, method, url string, body []byte) (done bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return true, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		return true, nil
+	}
+	err = fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, bytes.TrimSpace(out))
+	return resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests, err
 }
