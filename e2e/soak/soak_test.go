@@ -6,7 +6,10 @@
 // faults, and one on the etcd shape (three schedulers with an etcd member
 // each) for about a minute and a half, and one on the clusters shape (one
 // scheduler on two clusters) for 40 s, each then the checker over every
-// run. The long runs are make soak (cmd/ejsoak).
+// run. The three run side by side: each mostly waits on its clocks and
+// its processes (about a third of a core each), and one after the other
+// they were make test's longest package. The long runs are make soak
+// (cmd/ejsoak).
 package soak
 
 import (
@@ -30,6 +33,7 @@ func TestSoakSmokeZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the soak smoke takes about three minutes")
 	}
+	t.Parallel()
 	if _, err := os.Stat("/usr/share/zookeeper"); err != nil && os.Getenv("CI") == "" {
 		t.Skip("no ZooKeeper installed (scripts/services.sh install)")
 	}
@@ -47,6 +51,7 @@ func TestSoakSmokeEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the etcd soak smoke takes about two and a half minutes")
 	}
+	t.Parallel()
 	smoke(t, soak.Config{Shape: "etcd", Duration: 90 * time.Second, Seed: etcdSmokeSeed, Jobs: 60,
 		Warmup: 15 * time.Second, Tail: 20 * time.Second, MinGap: 4 * time.Second, MaxGap: 8 * time.Second,
 		Trigger: time.Second, Change: 3 * time.Second, Heal: 5 * time.Second})
@@ -64,6 +69,7 @@ func TestSoakSmokeClusters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the clusters soak smoke takes about a minute and a half")
 	}
+	t.Parallel()
 	smoke(t, soak.Config{Shape: soak.ShapeClusters, Duration: 40 * time.Second, Seed: clustersSmokeSeed, Jobs: 30,
 		Warmup: 10 * time.Second, Tail: 15 * time.Second, MinGap: 3 * time.Second, MaxGap: 6 * time.Second,
 		Trigger: time.Second, Change: 2 * time.Second, Heal: 5 * time.Second})
