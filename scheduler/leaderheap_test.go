@@ -181,8 +181,8 @@ const leaderHeapJobs = 20_000
 // amd64: copy 462, catalog 607, timetable 156, ready 487, round 1,663;
 // the round's part moves by up to ≈ 200 B between runs as its maps'
 // doublings fall), 2,852 B at 100,000 jobs, where fewer maps stand just
-// past a doubling; without -race the figures ran ≈ 50–150 B higher
-// (3,763 B before the catalog's second map went, 116 B of it here). The
+// past a doubling; 3,439 B without -race (round 1,721; 3,763 B before
+// the catalog's second map went, 116 B of it here). The
 // bound is ≈ 10 % over the largest figure: a part grown by a field or a
 // copy of the job's name fails it, the rounding of the maps' sizes does
 // not. The design that would take the model to ≈ 1 KB per job is in
