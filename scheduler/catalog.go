@@ -30,9 +30,8 @@ type Catalog struct {
 	// it read under it, so a slower writer never stores an older read over
 	// a newer one, and take waits for a standby change being applied.
 	wmu    sync.Mutex
-	taken  bool                // a term applies the changes; Follow's are ignored (under wmu)
-	sums   map[string]entrySum // stored path → what was decoded from it (written under wmu and mu)
-	synced int                 // entries decoded by the last Sync (under wmu; for tests and logs)
+	taken  bool // a term applies the changes; Follow's are ignored (under wmu)
+	synced int  // entries decoded by the last Sync (under wmu; for tests and logs)
 	// queueMemo is the decoded ready and failover queues: Follow's (under
 	// wmu) while no term holds the catalog, the holding term's loop's then.
 	queueMemo registry.QueueMemo
@@ -40,20 +39,26 @@ type Catalog struct {
 	smu       sync.Mutex
 	schedules map[string]*cron.Schedule // parsed crons by expression, and job when hashed (Plan)
 
+	// apps and jobs are keyed by the record's key (the last element of its
+	// stored path, the name a change carries), each with the fingerprint
+	// of the bytes it was decoded from: one map a kind, so a job's name is
+	// held once (its config's JobName is the key's string), and a Sync
+	// compares what is stored against it without a map of stored paths
+	// beside it. Written under wmu and mu, so a writer reads them under
+	// wmu alone.
 	mu           sync.RWMutex
-	apps         map[string]app.Config
-	jobs         map[string]jobs.Config
+	apps         map[string]held[app.Config]
+	jobs         map[string]held[jobs.Config]
 	disabledApps map[string]bool
 	disabledJobs map[string]bool
 	loaded       bool // a Load or Sync completed
 }
 
-// entrySum is one stored app or job as the catalog decoded it: its name
-// and a fingerprint of its stored bytes (registry.Stored.Sum).
-type entrySum struct {
-	name string
-	sum  uint64
-	job  bool
+// held is one stored app or job as the catalog decoded it, with a
+// fingerprint of its stored bytes (registry.Stored.Sum).
+type held[T any] struct {
+	cfg T
+	sum uint64
 }
 
 // NewCatalog makes an empty catalog: subscribe to the registry's
@@ -98,115 +103,107 @@ func (c *Catalog) syncLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("catalog: load disabled jobs: %w", err)
 	}
-	if c.sums == nil {
-		c.sums = make(map[string]entrySum, len(appNodes)+len(jobNodes))
+	apps, heldApps := syncKind(appNodes, c.apps, decodeApp)
+	if apps.err != nil {
+		return fmt.Errorf("catalog: load apps: %w", apps.err)
 	}
-	// Every listed path is distinct: when each one was held already and
-	// the catalog holds no other, nothing was deleted (no set of the
-	// listed paths is built, the usual case at a takeover).
-	held := 0
-	var apps []app.Config
-	var js []jobs.Config
-	var appSums, jobSums []entrySum
-	var appPaths, jobPaths []string
-	if len(c.sums) == 0 { // a full load: room for everything at once (a job's config is large)
-		js, jobSums, jobPaths = make([]jobs.Config, 0, len(jobNodes)), make([]entrySum, 0, len(jobNodes)), make([]string, 0, len(jobNodes))
-	}
-	for _, n := range appNodes {
-		sum := n.Sum()
-		old, ok := c.sums[n.Path()]
-		if ok {
-			held++
-		}
-		if ok && old.sum == sum && !old.job {
-			continue
-		}
-		var a app.Config
-		err := n.Decode(&a)
-		if n.SetAside(err) {
-			continue // it does not decode: the others load (registry/damage.go)
-		}
-		if err != nil {
-			return fmt.Errorf("catalog: load apps: %w", err)
-		}
-		apps, appSums, appPaths = append(apps, a), append(appSums, entrySum{name: a.AppName, sum: sum}), append(appPaths, n.Path())
-	}
-	for _, n := range jobNodes {
-		sum := n.Sum()
-		old, ok := c.sums[n.Path()]
-		if ok {
-			held++
-		}
-		if ok && old.sum == sum && old.job {
-			continue
-		}
-		var j jobs.Config
-		err := n.Decode(&j)
-		if n.SetAside(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("catalog: load jobs: %w", err)
-		}
-		shareStrings(&j)
-		_, _ = c.Plan(j, nil, 0) // parsed now, off a term's start
-		js, jobSums, jobPaths = append(js, j), append(jobSums, entrySum{name: j.JobName, sum: sum, job: true}), append(jobPaths, n.Path())
-	}
-	var gone map[string]bool // held paths no longer listed
-	if held < len(c.sums) {
-		listed := make(map[string]bool, len(appNodes)+len(jobNodes))
-		for _, n := range appNodes {
-			listed[n.Path()] = true
-		}
-		for _, n := range jobNodes {
-			listed[n.Path()] = true
-		}
-		gone = map[string]bool{}
-		for p := range c.sums {
-			if !listed[p] {
-				gone[p] = true
-			}
-		}
+	js, heldJobs := syncKind(jobNodes, c.jobs, c.decodeJob)
+	if js.err != nil {
+		return fmt.Errorf("catalog: load jobs: %w", js.err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.apps == nil {
-		c.apps, c.jobs = make(map[string]app.Config, len(appNodes)), make(map[string]jobs.Config, len(jobNodes))
+		c.apps, c.jobs = make(map[string]held[app.Config], len(appNodes)), make(map[string]held[jobs.Config], len(jobNodes))
 	}
-	for p := range gone {
-		c.forgetLocked(c.sums[p])
-		delete(c.sums, p)
-	}
-	for i, a := range apps {
-		c.replaceLocked(appPaths[i], appSums[i])
-		c.apps[a.AppName] = a
-	}
-	for i, j := range js {
-		c.replaceLocked(jobPaths[i], jobSums[i])
-		c.jobs[j.JobName] = j
-	}
+	apps.applyTo(c.apps, appNodes, heldApps)
+	js.applyTo(c.jobs, jobNodes, heldJobs)
 	c.disabledApps, c.disabledJobs = da, dj
 	c.loaded = true
-	c.synced = len(apps) + len(js)
+	c.synced = len(apps.keys) + len(js.keys)
 	return nil
 }
 
-// replaceLocked records what was decoded from path, forgetting what an
-// earlier entry there named if the name changed (under wmu and mu).
-func (c *Catalog) replaceLocked(path string, e entrySum) {
-	if old, ok := c.sums[path]; ok && (old.name != e.name || old.job != e.job) {
-		c.forgetLocked(old)
-	}
-	c.sums[path] = e
+// decoded is what a Sync decoded of one kind, to store under mu.
+type decoded[T any] struct {
+	keys []string
+	vals []held[T]
+	err  error
 }
 
-// forgetLocked drops what an entry named (under mu).
-func (c *Catalog) forgetLocked(e entrySum) {
-	if e.job {
-		delete(c.jobs, e.name)
-	} else {
-		delete(c.apps, e.name)
+// syncKind decodes the listed records of one kind whose stored bytes
+// differ from what m holds under their key (or that m lacks), and counts
+// the listed keys m holds (under wmu). A record that does not decode is
+// set aside and the others load (registry/damage.go); m's value for it,
+// if any, stays.
+func syncKind[T any](nodes []registry.Stored, m map[string]held[T], decode func(registry.Stored) (T, string, error)) (d decoded[T], heldN int) {
+	if len(m) == 0 { // a full load: room for everything at once (a job's config is large)
+		d.keys, d.vals = make([]string, 0, len(nodes)), make([]held[T], 0, len(nodes))
 	}
+	for _, n := range nodes {
+		sum := n.Sum()
+		old, ok := m[n.Key()]
+		if ok {
+			heldN++
+			if old.sum == sum {
+				continue
+			}
+		}
+		v, name, err := decode(n)
+		if n.SetAside(err) {
+			continue
+		}
+		if err != nil {
+			d.err = err
+			return d, heldN
+		}
+		key := n.Key()
+		if key == name {
+			key = name // the decoded name's string, not the listed path's, is kept
+		}
+		d.keys, d.vals = append(d.keys, key), append(d.vals, held[T]{cfg: v, sum: sum})
+	}
+	return d, heldN
+}
+
+// applyTo stores what was decoded in m and drops m's keys no longer
+// listed (under mu). Every listed key is distinct: when m held heldN of
+// them and holds no other, nothing was deleted, and no set of the listed
+// keys is built (the usual case at a takeover).
+func (d decoded[T]) applyTo(m map[string]held[T], nodes []registry.Stored, heldN int) {
+	if heldN < len(m) {
+		listed := make(map[string]bool, len(nodes))
+		for _, n := range nodes {
+			listed[n.Key()] = true
+		}
+		for k := range m {
+			if !listed[k] {
+				delete(m, k)
+			}
+		}
+	}
+	for i, k := range d.keys {
+		m[k] = d.vals[i]
+	}
+}
+
+func decodeApp(n registry.Stored) (app.Config, string, error) {
+	var a app.Config
+	err := n.Decode(&a)
+	return a, a.AppName, err
+}
+
+// decodeJob decodes a job's stored configuration as the catalog holds it:
+// the strings jobs repeat shared, its crons parsed (now, off a term's
+// start).
+func (c *Catalog) decodeJob(n registry.Stored) (jobs.Config, string, error) {
+	var j jobs.Config
+	if err := n.Decode(&j); err != nil {
+		return j, "", err
+	}
+	shareStrings(&j)
+	_, _ = c.Plan(j, nil, 0)
+	return j, j.JobName, nil
 }
 
 // apply applies one configuration change to the catalog (a reload of
@@ -267,7 +264,7 @@ func (c *Catalog) reloadApp(ctx context.Context, name string) error {
 	n, err := c.reg.Config().StoredApp(ctx, name)
 	var a app.Config
 	if err == nil {
-		err = n.Decode(&a)
+		a, _, err = decodeApp(n)
 		if n.SetAside(err) {
 			err = fmt.Errorf("%w: %w", registry.ErrAppNotFound, err) // set aside: held as absent
 		}
@@ -276,12 +273,11 @@ func (c *Catalog) reloadApp(ctx context.Context, name string) error {
 	defer c.mu.Unlock()
 	c.init()
 	if err != nil {
+		// A read that failed leaves nothing a Sync could take as current.
 		delete(c.apps, name)
-		c.dropSum(name, false)
 		return ignoreNotFound(err)
 	}
-	c.replaceLocked(n.Path(), entrySum{name: a.AppName, sum: n.Sum()})
-	c.apps[name] = a
+	c.apps[keyOf(name, a.AppName)] = held[app.Config]{cfg: a, sum: n.Sum()}
 	return nil
 }
 
@@ -289,7 +285,7 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 	n, err := c.reg.Config().StoredJob(ctx, name)
 	var j jobs.Config
 	if err == nil {
-		err = n.Decode(&j)
+		j, _, err = c.decodeJob(n)
 		if n.SetAside(err) {
 			err = fmt.Errorf("%w: %w", registry.ErrJobNotFound, err)
 		}
@@ -299,35 +295,26 @@ func (c *Catalog) reloadJob(ctx context.Context, name string) error {
 	c.init()
 	if err != nil {
 		delete(c.jobs, name)
-		c.dropSum(name, true)
 		return ignoreNotFound(err)
 	}
-	shareStrings(&j)
-	_, _ = c.Plan(j, nil, 0)
-	c.replaceLocked(n.Path(), entrySum{name: j.JobName, sum: n.Sum(), job: true})
-	c.jobs[name] = j
+	c.jobs[keyOf(name, j.JobName)] = held[jobs.Config]{cfg: j, sum: n.Sum()}
 	return nil
+}
+
+// keyOf is the key a record is held under: the name its change carried,
+// as the decoded name's string when they are equal (the name is then held
+// once, by the config).
+func keyOf(key, decoded string) string {
+	if key == decoded {
+		return decoded
+	}
+	return key
 }
 
 // init makes the maps of a catalog never loaded (under wmu and mu).
 func (c *Catalog) init() {
-	if c.sums == nil {
-		c.sums = map[string]entrySum{}
-	}
 	if c.apps == nil {
-		c.apps, c.jobs = map[string]app.Config{}, map[string]jobs.Config{}
-	}
-}
-
-// dropSum forgets the fingerprint of what was decoded for name (under
-// wmu): a read that failed leaves nothing a Sync could take as current.
-func (c *Catalog) dropSum(name string, job bool) {
-	p := registry.AppsPath + "/" + name
-	if job {
-		p = registry.JobsPath + "/" + name
-	}
-	if e, ok := c.sums[p]; ok && e.job == job {
-		delete(c.sums, p)
+		c.apps, c.jobs = map[string]held[app.Config]{}, map[string]held[jobs.Config]{}
 	}
 }
 
@@ -343,7 +330,7 @@ func (c *Catalog) Job(name string) (jobs.Config, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	j, ok := c.jobs[name]
-	return j, ok
+	return j.cfg, ok
 }
 
 // Loaded reports whether the catalog holds the registry's configuration
@@ -359,7 +346,7 @@ func (c *Catalog) App(name string) (app.Config, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	a, ok := c.apps[name]
-	return a, ok
+	return a.cfg, ok
 }
 
 // Runnable reports whether a job may run now (jobs.CanRun) and returns
@@ -376,19 +363,16 @@ func (c *Catalog) Runnable(job string) (jobs.Config, app.Config, bool) {
 func (c *Catalog) runnableStored(job string) (jobs.Config, uint64, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	j, ok := c.jobs[job]
+	h, ok := c.jobs[job]
+	j := h.cfg
 	if !ok {
 		return j, 0, false
 	}
 	f := jobs.Facts{Job: &j, JobDisabled: c.disabledJobs[job], AppDisabled: c.disabledApps[j.AppName]}
 	if a, ok := c.apps[j.AppName]; ok {
-		f.App = &a
+		f.App = &a.cfg
 	}
-	var sum uint64
-	if e, ok := c.sums[registry.JobsPath+"/"+job]; ok && e.job && e.name == job {
-		sum = e.sum
-	}
-	return j, sum, jobs.CanRun(f) == jobs.Runnable
+	return j, h.sum, jobs.CanRun(f) == jobs.Runnable
 }
 
 // Lookup returns a job's config, the app it runs under, and whether it
@@ -396,13 +380,14 @@ func (c *Catalog) runnableStored(job string) (jobs.Config, uint64, bool) {
 func (c *Catalog) Lookup(job string) (jobs.Config, app.Config, jobs.Runnability) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	j, ok := c.jobs[job]
+	h, ok := c.jobs[job]
+	j := h.cfg
 	if !ok {
 		return j, app.Config{}, jobs.JobMissing
 	}
 	f := jobs.Facts{Job: &j, JobDisabled: c.disabledJobs[job], AppDisabled: c.disabledApps[j.AppName]}
 	if a, ok := c.apps[j.AppName]; ok {
-		f.App = &a
+		f.App = &a.cfg
 	}
 	return j, jobs.AppOf(j, f.App), jobs.CanRun(f)
 }
@@ -424,7 +409,7 @@ func (c *Catalog) JobsOfApp(appName string) []string {
 	defer c.mu.RUnlock()
 	var out []string
 	for n, j := range c.jobs {
-		if j.AppName == appName {
+		if j.cfg.AppName == appName {
 			out = append(out, n)
 		}
 	}

@@ -2,11 +2,13 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // catalogJob registers a job of app "app" through the rig's registry
@@ -96,6 +98,38 @@ func TestCatalogSyncSeesARegistrationAgain(t *testing.T) {
 	}
 	if got, _ := c.Job("a"); got.ShardingTotalCount != 5 {
 		t.Fatalf("a has %d shards, want the new registration's 5", got.ShardingTotalCount)
+	}
+}
+
+// A stored job whose name differs from its key (written by some other
+// tool; the API never stores one) is held once, under its key: the name a
+// change carries and the queues' paths use, whether a Sync or a reload
+// decoded it.
+func TestCatalogHoldsAJobUnderItsKey(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 4, 4096)
+	j := jobs.Default()
+	j.JobName, j.AppName, j.CPUCount, j.MemoryMB, j.ShardingTotalCount = "other", "app", 0.5, 64, 2
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.kv.Commit(r.ctx, store.Put(registry.JobsPath+"/a", b)); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatalog(r.reg)
+	mustSync(t, c, r.ctx)
+	if err := c.apply(r.ctx, registry.ConfigChange{Kind: registry.ConfigJob, Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustSync(t, c, r.ctx); n != 0 {
+		t.Fatalf("a sync after the reload decoded %d entries, want 0", n)
+	}
+	if got, ok := c.Job("a"); !ok || got.JobName != "other" {
+		t.Fatalf("under its key the catalog holds %+v (%v), want the stored config", got.JobName, ok)
+	}
+	if names := c.JobNames(); len(names) != 1 || names[0] != "a" {
+		t.Fatalf("the catalog holds jobs %v, want [a]", names)
 	}
 }
 

@@ -40,7 +40,7 @@ func TestJobWithoutAppMustBeHTTP(t *testing.T) {
 	r.addJob(nil)
 	j, _ := r.reg.Config().Job(r.ctx, "job")
 	j.AppName = ""
-	r.sched.catalog.jobs["job"] = j
+	r.sched.catalog.jobs["job"] = held[jobs.Config]{cfg: j}
 	if _, _, ok := r.sched.catalog.Runnable("job"); ok {
 		t.Fatal("a job without app or HTTP type is runnable")
 	}
