@@ -97,6 +97,9 @@ type nsState struct {
 	class   int     // of its next entry
 	share   float64 // weighted dominant share of what it borrows
 	headC   *cand   // the next entry
+	// atLimitOn is, by cluster, the entry that waits for room under its limit there this
+	// round: its later entries are not placed there (clusters.go).
+	atLimitOn map[string]*cand
 }
 
 // done reports whether every entry of the namespace was handed out.

@@ -243,7 +243,7 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 	}
 	cost, least := s.cost(c), c.leastCost()
 	on := make([]string, 0, len(use))
-	var full []string
+	var full, reached []string
 	never := true
 	for _, cl := range use {
 		cc, ok := ns.cap.PerCluster[cl]
@@ -252,8 +252,13 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 			on, never = append(on, cl), false
 		case !least.Fits(*cc.Limit):
 			full = append(full, fmt.Sprintf("on cluster %s it may hold at most %s", cl, fmtRes(*cc.Limit)))
+		case ns.atLimitOn[cl] != nil:
+			never = false
+			full = append(full, fmt.Sprintf("on cluster %s it is behind the older %s, which waits for room under the %s it may hold there",
+				cl, describe(ns.atLimitOn[cl]), fmtRes(*cc.Limit)))
 		case !ns.usedOn[cl].Add(cost).Fits(*cc.Limit):
 			never = false
+			reached = append(reached, cl)
 			full = append(full, fmt.Sprintf("on cluster %s its work holds %s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]), fmtRes(*cc.Limit)))
 		default:
 			on, never = append(on, cl), false
@@ -264,6 +269,16 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 			return queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
 				Message: fmt.Sprintf("can never fit its namespace on the clusters it may run on now: it needs %s, and namespace %s: %s",
 					needWords(c, least), ns.name, strings.Join(full, "; "))}, false
+		}
+		// As with the global limit, the namespace's later entries wait behind this one on
+		// the clusters whose limit it waits for: a smaller one would otherwise take each
+		// bit of room that frees up there, and this one would never run. An entry that
+		// runs on another cluster of its list holds nothing back.
+		for _, cl := range reached {
+			if ns.atLimitOn == nil {
+				ns.atLimitOn = map[string]*cand{}
+			}
+			ns.atLimitOn[cl] = c
 		}
 		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
 			Message: fmt.Sprintf("namespace %s is at its limit on every cluster it may run on now: %s; this needs %s more; "+
