@@ -232,17 +232,47 @@ func (s *spaces) guaranteedOn(ns *nsState, c *cand, cost offers.Resources) strin
 
 // gateClusters narrows c's clusters to those where its namespace's per-cluster limits
 // leave room for it (cand.on), the cluster whose guarantee it is within first; when none
-// is left it waits, and the reason names each cluster's limit.
+// is left it waits, and the reason names each cluster's limit. Then it keeps other
+// namespaces' per-cluster guarantees for their coming fires (lender.lendOn): a borrower
+// is left off the clusters where it would take what those fires need there.
 func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
-	ns := c.ns
 	if c.pc != nil {
 		c.pc.on = nil
 	}
-	if ns.usedOn == nil || len(use) == 0 {
+	if len(use) == 0 {
 		return queue.Wait{}, true
 	}
+	on := use
+	if c.ns.usedOn != nil {
+		var w queue.Wait
+		var ok bool
+		if on, w, ok = s.limitClusters(c, use); !ok {
+			return w, false
+		}
+	}
+	if c.guarOn() == "" && s.lend.onCluster() {
+		var w queue.Wait
+		var ok bool
+		if on, w, ok = s.lend.lendOn(c, on); !ok {
+			return w, false
+		}
+	}
+	if len(on) < len(use) || (len(on) > 0 && on[0] != use[0]) {
+		if c.pc == nil {
+			c.pc = &clusterPick{}
+		}
+		c.pc.on = on
+	}
+	return queue.Wait{}, true
+}
+
+// limitClusters is use less the clusters where c would take its namespace past its limit
+// there, the cluster whose guarantee it is within first (ok false: none is left, and c
+// waits w).
+func (s *spaces) limitClusters(c *cand, use []string) (on []string, w queue.Wait, ok bool) {
+	ns := c.ns
 	cost, least := s.cost(c), c.leastCost()
-	on := make([]string, 0, len(use))
+	on = make([]string, 0, len(use))
 	var full, reached []string
 	never := true
 	for _, cl := range use {
@@ -266,7 +296,7 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 	}
 	if len(on) == 0 {
 		if never {
-			return queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
+			return nil, queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
 				Message: fmt.Sprintf("can never fit its namespace on the clusters it may run on now: it needs %s, and namespace %s: %s",
 					needWords(c, least), ns.name, strings.Join(full, "; "))}, false
 		}
@@ -283,7 +313,7 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
 			Message: fmt.Sprintf("namespace %s is at its limit on every cluster it may run on now: %s; this needs %s more; "+
 				"it runs as the namespace's running work there ends", ns.name, strings.Join(full, "; "), needWords(c, cost))}
-		return s.nsHolders(c, w), false
+		return nil, s.nsHolders(c, w), false
 	}
 	if g := c.guarOn(); g != "" {
 		if i := slices.Index(on, g); i > 0 {
@@ -291,13 +321,7 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 			on[0] = g
 		}
 	}
-	if len(on) < len(use) || (len(on) > 0 && on[0] != use[0]) {
-		if c.pc == nil {
-			c.pc = &clusterPick{}
-		}
-		c.pc.on = on
-	}
-	return queue.Wait{}, true
+	return on, queue.Wait{}, true
 }
 
 // targets are the clusters where freeing resources may serve c, which waits within its
