@@ -52,6 +52,7 @@ type lender struct {
 	byCluster bool
 	placedOn  map[string]offers.Resources
 	freeOn    map[string]offers.Resources
+	present   map[string]bool // the clusters with an agent in the view (takesWork)
 }
 
 // launched notes a launch that takes r of what is free (on holds what it takes on each
@@ -211,8 +212,8 @@ func (l *lender) fireCluster(p *protection, ns *nsState, f Fire) (string, offers
 	}
 	for _, cl := range named {
 		g := ns.cap.PerCluster[cl].Guarantee
-		if g.IsZero() || slices.ContainsFunc(l.v.Clusters, func(cs ClusterState) bool { return cs.Name == cl && cs.Drained }) {
-			continue
+		if g.IsZero() || !l.takesWork(cl) {
+			continue // the fire runs elsewhere: within the global guarantee, if any
 		}
 		u := ns.usedOn[cl]
 		unused := offers.Resources{CPU: max(g.CPU-u.CPU, 0), MemMB: max(g.MemMB-u.MemMB, 0)}
@@ -316,6 +317,15 @@ func (l *lender) endWords(end time.Time, basis estimate.Basis, dur time.Duration
 		return fmt.Sprintf("this one may run until %s (its timeout: %s)", fmtUntil(end), dur)
 	}
 	return fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", l.v.horizon())
+}
+
+// takesWork reports whether a cluster takes new work now: not drained, with an agent in
+// the view.
+func (l *lender) takesWork(cl string) bool {
+	if l.present == nil {
+		l.present = clustersPresent(l.v.agents)
+	}
+	return l.present[cl] && !slices.ContainsFunc(l.v.Clusters, func(cs ClusterState) bool { return cs.Name == cl && cs.Drained })
 }
 
 // onCluster reports whether some namespace's fires are protected on some cluster.
