@@ -127,6 +127,12 @@ func TestNamespacePerCluster(t *testing.T) {
 	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/namespaces/pay", "").Body, &got); err != nil || got.PerCluster["k8s-prod"].Limit.CPUCount != 4 {
 		t.Fatalf("read back: %+v %v", got, err)
 	}
+	// the console's namespace page reads them from the usage answer
+	got.PerCluster = nil
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/namespaces/pay/usage", "").Body, &got); err != nil ||
+		got.PerCluster["k8s-prod"].Guarantee.CPUCount != 2 || got.PerCluster["k8s-prod"].Limit.CPUCount != 4 {
+		t.Fatalf("usage: %+v %v", got, err)
+	}
 	for _, c := range []struct{ body, want string }{
 		{`{"perCluster": {"k8s-prd": {"limit": {"cpuCount": 1, "memoryMB": 1}}}}`, `cluster "k8s-prd", which is not configured (the clusters: mesos-dc1, k8s-prod)`},
 		{`{"perCluster": {"K8S": {"limit": {"cpuCount": 1, "memoryMB": 1}}}}`, `perCluster "K8S" is not a cluster name`},

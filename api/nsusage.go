@@ -20,7 +20,10 @@ type namespaceUsage struct {
 	Guarantee *namespace.Resources `json:"guarantee,omitempty"` // absent: none
 	Limit     *namespace.Resources `json:"limit,omitempty"`     // absent: none
 	Weight    float64              `json:"weight"`
-	InUse     namespace.Resources  `json:"inUse"` // now: the running tasks (from the registry) and the idle executors
+	// PerCluster are its guarantee and limit on each cluster named (absent: none), shown
+	// beside the global ones on the console's namespace page.
+	PerCluster map[string]namespace.ClusterCapacity `json:"perCluster,omitempty"`
+	InUse      namespace.Resources                  `json:"inUse"` // now: the running tasks (from the registry) and the idle executors
 	// IdleExecutors are its apps' executors up without a task, charged to
 	// it until they exit (absent: none).
 	IdleExecutors []IdleExecutor `json:"idleExecutors,omitempty"`
@@ -69,7 +72,8 @@ func (s *tenancyHandlers) namespaceUsage(c *gin.Context) {
 		return
 	}
 	idle := s.idle(c, name)
-	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), InUse: withIdle(in, idle), IdleExecutors: idle,
+	out := namespaceUsage{Namespace: name, Guarantee: rec.Guarantee, Limit: rec.Limit, Weight: rec.EffectiveWeight(), PerCluster: rec.PerCluster,
+		InUse: withIdle(in, idle), IdleExecutors: idle,
 		EverySeconds: int(nsusage.Every / time.Second), Samples: []nsusage.Sample{}, LateRuns: []nsusage.LateRun{},
 		OnTime: onTimeView{BoundSeconds: nsusage.OnTimeBound.Seconds()}}
 	if s.nsSeries != nil {

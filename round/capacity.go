@@ -46,6 +46,20 @@ func (c Capacity) isZero() bool {
 		c.Weight == 0 && len(c.PerCluster) == 0
 }
 
+// Guaranteed reports whether c promises anything: a global guarantee, or one on some
+// cluster (the namespaces whose cron fires the round keeps capacity for, View.Fires).
+func (c Capacity) Guaranteed() bool {
+	if !c.Guarantee.IsZero() {
+		return true
+	}
+	for _, cc := range c.PerCluster {
+		if !cc.Guarantee.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 func (c Capacity) weight() float64 {
 	if c.Weight <= 0 {
 		return 1
@@ -97,6 +111,9 @@ type nsState struct {
 	class   int     // of its next entry
 	share   float64 // weighted dominant share of what it borrows
 	headC   *cand   // the next entry
+	// atLimitOn is, by cluster, the entry that waits for room under its limit there this
+	// round: its later entries are not placed there (clusters.go).
+	atLimitOn map[string]*cand
 }
 
 // done reports whether every entry of the namespace was handed out.
@@ -254,6 +271,9 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 	for _, ns := range s.byName {
 		if len(ns.cap.PerCluster) > 0 && len(v.Clusters) > 0 {
 			ns.usedOn = map[string]offers.Resources{}
+			for _, cc := range ns.cap.PerCluster {
+				s.lend.byCluster = s.lend.byCluster || !cc.Guarantee.IsZero()
+			}
 		}
 	}
 	for job, shards := range s.v.Running {
@@ -332,6 +352,10 @@ func (s *spaces) placedIn(c *cand, k int) {
 			ns.usedOn[cl] = ns.usedOn[cl].Add(r)
 		}
 	}
-	s.lend.launched(c.withExecs(k), c.class == classGuaranteed)
+	var on map[string]offers.Resources
+	if s.lend.byCluster {
+		on = s.m.LastByCluster(true)
+	}
+	s.lend.launched(c.withExecs(k), on, c.class == classGuaranteed)
 	s.refresh(ns)
 }

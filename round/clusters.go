@@ -232,48 +232,29 @@ func (s *spaces) guaranteedOn(ns *nsState, c *cand, cost offers.Resources) strin
 
 // gateClusters narrows c's clusters to those where its namespace's per-cluster limits
 // leave room for it (cand.on), the cluster whose guarantee it is within first; when none
-// is left it waits, and the reason names each cluster's limit.
+// is left it waits, and the reason names each cluster's limit. Then it keeps other
+// namespaces' per-cluster guarantees for their coming fires (lender.lendOn): a borrower
+// is left off the clusters where it would take what those fires need there.
 func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
-	ns := c.ns
 	if c.pc != nil {
 		c.pc.on = nil
 	}
-	if ns.usedOn == nil || len(use) == 0 {
+	if len(use) == 0 {
 		return queue.Wait{}, true
 	}
-	cost, least := s.cost(c), c.leastCost()
-	on := make([]string, 0, len(use))
-	var full []string
-	never := true
-	for _, cl := range use {
-		cc, ok := ns.cap.PerCluster[cl]
-		switch {
-		case !ok || cc.Limit == nil:
-			on, never = append(on, cl), false
-		case !least.Fits(*cc.Limit):
-			full = append(full, fmt.Sprintf("on cluster %s it may hold at most %s", cl, fmtRes(*cc.Limit)))
-		case !ns.usedOn[cl].Add(cost).Fits(*cc.Limit):
-			never = false
-			full = append(full, fmt.Sprintf("on cluster %s its work holds %s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]), fmtRes(*cc.Limit)))
-		default:
-			on, never = append(on, cl), false
+	on := use
+	if c.ns.usedOn != nil {
+		var w queue.Wait
+		var ok bool
+		if on, w, ok = s.limitClusters(c, use); !ok {
+			return w, false
 		}
 	}
-	if len(on) == 0 {
-		if never {
-			return queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
-				Message: fmt.Sprintf("can never fit its namespace on the clusters it may run on now: it needs %s, and namespace %s: %s",
-					needWords(c, least), ns.name, strings.Join(full, "; "))}, false
-		}
-		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
-			Message: fmt.Sprintf("namespace %s is at its limit on every cluster it may run on now: %s; this needs %s more; "+
-				"it runs as the namespace's running work there ends", ns.name, strings.Join(full, "; "), needWords(c, cost))}
-		return s.nsHolders(c, w), false
-	}
-	if g := c.guarOn(); g != "" {
-		if i := slices.Index(on, g); i > 0 {
-			copy(on[1:i+1], on[:i])
-			on[0] = g
+	if c.guarOn() == "" && s.lend.onCluster() {
+		var w queue.Wait
+		var ok bool
+		if on, w, ok = s.lend.lendOn(c, on); !ok {
+			return w, false
 		}
 	}
 	if len(on) < len(use) || (len(on) > 0 && on[0] != use[0]) {
@@ -283,6 +264,64 @@ func (s *spaces) gateClusters(c *cand, use []string) (queue.Wait, bool) {
 		c.pc.on = on
 	}
 	return queue.Wait{}, true
+}
+
+// limitClusters is use less the clusters where c would take its namespace past its limit
+// there, the cluster whose guarantee it is within first (ok false: none is left, and c
+// waits w).
+func (s *spaces) limitClusters(c *cand, use []string) (on []string, w queue.Wait, ok bool) {
+	ns := c.ns
+	cost, least := s.cost(c), c.leastCost()
+	on = make([]string, 0, len(use))
+	var full, reached []string
+	never := true
+	for _, cl := range use {
+		cc, ok := ns.cap.PerCluster[cl]
+		switch {
+		case !ok || cc.Limit == nil:
+			on, never = append(on, cl), false
+		case !least.Fits(*cc.Limit):
+			full = append(full, fmt.Sprintf("on cluster %s it may hold at most %s", cl, fmtRes(*cc.Limit)))
+		case ns.atLimitOn[cl] != nil:
+			never = false
+			full = append(full, fmt.Sprintf("on cluster %s it is behind the older %s, which waits for room under the %s it may hold there",
+				cl, describe(ns.atLimitOn[cl]), fmtRes(*cc.Limit)))
+		case !ns.usedOn[cl].Add(cost).Fits(*cc.Limit):
+			never = false
+			reached = append(reached, cl)
+			full = append(full, fmt.Sprintf("on cluster %s its work holds %s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]), fmtRes(*cc.Limit)))
+		default:
+			on, never = append(on, cl), false
+		}
+	}
+	if len(on) == 0 {
+		if never {
+			return nil, queue.Wait{Reason: queue.WaitTooLarge, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
+				Message: fmt.Sprintf("can never fit its namespace on the clusters it may run on now: it needs %s, and namespace %s: %s",
+					needWords(c, least), ns.name, strings.Join(full, "; "))}, false
+		}
+		// As with the global limit, the namespace's later entries wait behind this one on
+		// the clusters whose limit it waits for: a smaller one would otherwise take each
+		// bit of room that frees up there, and this one would never run. An entry that
+		// runs on another cluster of its list holds nothing back.
+		for _, cl := range reached {
+			if ns.atLimitOn == nil {
+				ns.atLimitOn = map[string]*cand{}
+			}
+			ns.atLimitOn[cl] = c
+		}
+		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleLimit},
+			Message: fmt.Sprintf("namespace %s is at its limit on every cluster it may run on now: %s; this needs %s more; "+
+				"it runs as the namespace's running work there ends", ns.name, strings.Join(full, "; "), needWords(c, cost))}
+		return nil, s.nsHolders(c, w), false
+	}
+	if g := c.guarOn(); g != "" {
+		if i := slices.Index(on, g); i > 0 {
+			copy(on[1:i+1], on[:i])
+			on[0] = g
+		}
+	}
+	return on, queue.Wait{}, true
 }
 
 // targets are the clusters where freeing resources may serve c, which waits within its

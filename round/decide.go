@@ -145,6 +145,9 @@ func (d *decider) consider(c *cand) {
 	}
 	if c.sh.clusters != "" {
 		if w, ok := d.ns.gateClusters(c, d.policyOf(c).use); !ok {
+			if !w.Until.IsZero() { // lent capacity a fire needs back then
+				d.wakeAt(w.Until)
+			}
 			d.plan.Waiting[c.key] = w
 			return
 		}

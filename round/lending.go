@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/estimate"
@@ -45,12 +46,26 @@ type lender struct {
 	placed    offers.Resources            // this round's launches: shards and the executors they start
 	free      offers.Resources            // free by the running tasks' count (freeNow)
 	freeKnown bool
+	// byCluster: some namespace has a guarantee on some cluster, so what is free and
+	// placed is kept per cluster too (placedOn, freeOn), and the protection has a part
+	// per cluster (protection.on).
+	byCluster bool
+	placedOn  map[string]offers.Resources
+	freeOn    map[string]offers.Resources
+	present   map[string]bool // the clusters with an agent in the view (takesWork)
 }
 
-// launched notes a launch that takes r of what is free; within its
-// namespace's guarantee, it changes what the guarantees protect.
-func (l *lender) launched(r offers.Resources, guaranteed bool) {
+// launched notes a launch that takes r of what is free (on holds what it takes on each
+// cluster, when kept); within its namespace's guarantee, it changes what the guarantees
+// protect.
+func (l *lender) launched(r offers.Resources, on map[string]offers.Resources, guaranteed bool) {
 	l.placed = l.placed.Add(r)
+	for cl, x := range on {
+		if l.placedOn == nil {
+			l.placedOn = map[string]offers.Resources{}
+		}
+		l.placedOn[cl] = l.placedOn[cl].Add(x)
+	}
 	if guaranteed {
 		l.dirty = true
 	}
@@ -59,13 +74,30 @@ func (l *lender) launched(r offers.Resources, guaranteed bool) {
 // freeNow is what the cluster has free by the running tasks' count (the
 // apps' executors counted, idle ones too), less this round's launches.
 func (l *lender) freeNow() offers.Resources {
-	if !l.freeKnown {
-		l.freeKnown = true
-		for _, o := range l.s.occ.freeByCount() {
-			l.free = l.free.Add(o.Free)
+	l.countFree()
+	return l.free.Sub(l.placed)
+}
+
+// freeNowOn is freeNow on one cluster.
+func (l *lender) freeNowOn(cl string) offers.Resources {
+	l.countFree()
+	return l.freeOn[cl].Sub(l.placedOn[cl])
+}
+
+func (l *lender) countFree() {
+	if l.freeKnown {
+		return
+	}
+	l.freeKnown = true
+	for _, o := range l.s.occ.freeByCount() {
+		l.free = l.free.Add(o.Free)
+		if l.byCluster {
+			if l.freeOn == nil {
+				l.freeOn = map[string]offers.Resources{}
+			}
+			l.freeOn[o.Cluster] = l.freeOn[o.Cluster].Add(o.Free)
 		}
 	}
-	return l.free.Sub(l.placed)
 }
 
 // protection is, over time, how much of the namespaces' unused
@@ -82,6 +114,37 @@ type protection struct {
 	// own[ns] is the namespace's own part after each of its entries:
 	// (index into times, protected so far).
 	own map[*nsState][]ownStep
+	// on are, by cluster, what the fires need of the namespaces' unused guarantees on
+	// that cluster, built alike: a fire that would run within its namespace's guarantee
+	// on a cluster (fireCluster) counts there, not against the global guarantee.
+	on map[string]*protection
+
+	cum, prev map[*nsState]offers.Resources // while it is built (add)
+}
+
+func newProtection() *protection {
+	return &protection{own: map[*nsState][]ownStep{}, cum: map[*nsState]offers.Resources{}, prev: map[*nsState]offers.Resources{}}
+}
+
+// add notes a fire of ns that needs need, ns's unused guarantee being unused: what ns
+// protects grows with its fires until it covers its unused guarantee.
+func (p *protection) add(ns *nsState, f Fire, need, unused offers.Resources) {
+	p.cum[ns] = p.cum[ns].Add(need)
+	prot := offers.Resources{CPU: min(unused.CPU, p.cum[ns].CPU), MemMB: min(unused.MemMB, p.cum[ns].MemMB)}
+	if prot == p.prev[ns] {
+		return
+	}
+	var total offers.Resources
+	if n := len(p.total); n > 0 {
+		total = p.total[n-1]
+	}
+	total = total.Add(prot.Sub(p.prev[ns]))
+	p.prev[ns] = prot
+	p.own[ns] = append(p.own[ns], ownStep{i: len(p.times), prot: prot})
+	p.times = append(p.times, f.At)
+	p.total = append(p.total, total)
+	p.ns = append(p.ns, ns)
+	p.job = append(p.job, f.Job)
 }
 
 type ownStep struct {
@@ -96,36 +159,73 @@ func (l *lender) protect() *protection {
 		return l.prot
 	}
 	l.dirty = false
-	p := &protection{own: map[*nsState][]ownStep{}}
+	p := newProtection()
 	l.prot = p
 	until := l.v.Now.Add(l.v.horizon())
-	cum := map[*nsState]offers.Resources{}
-	prev := map[*nsState]offers.Resources{}
-	var total offers.Resources
 	for _, f := range sortedFires(l.v.Fires) {
 		if !f.At.After(l.v.Now) || f.At.After(until) {
 			continue
 		}
 		ns := l.s.byName[namespace.Of(f.Job)]
-		if ns == nil || ns.cap.Guarantee.IsZero() {
+		if ns == nil {
+			continue
+		}
+		if cl, unused := l.fireCluster(p, ns, f); cl != "" {
+			if p.on == nil {
+				p.on = map[string]*protection{}
+			}
+			q := p.on[cl]
+			if q == nil {
+				q = newProtection()
+				p.on[cl] = q
+			}
+			q.add(ns, f, l.fireNeed(f), unused)
+			continue
+		}
+		if ns.cap.Guarantee.IsZero() {
 			continue
 		}
 		r := ns.rest()
 		unused := offers.Resources{CPU: max(ns.cap.Guarantee.CPU-r.CPU, 0), MemMB: max(ns.cap.Guarantee.MemMB-r.MemMB, 0)}
-		cum[ns] = cum[ns].Add(l.fireNeed(f))
-		prot := offers.Resources{CPU: min(unused.CPU, cum[ns].CPU), MemMB: min(unused.MemMB, cum[ns].MemMB)}
-		if prot == prev[ns] {
-			continue
-		}
-		total = total.Add(prot.Sub(prev[ns]))
-		prev[ns] = prot
-		p.own[ns] = append(p.own[ns], ownStep{i: len(p.times), prot: prot})
-		p.times = append(p.times, f.At)
-		p.total = append(p.total, total)
-		p.ns = append(p.ns, ns)
-		p.job = append(p.job, f.Job)
+		p.add(ns, f, l.fireNeed(f), unused)
 	}
 	return p
+}
+
+// fireCluster is the cluster whose guarantee of ns a fire of ns would run within, as the
+// round places it (guaranteedOn): the first of its job's clusters, in order, where ns has
+// a guarantee its fires so far leave unused, with what is unused there ("": none, the
+// fire counts against the global guarantee).
+func (l *lender) fireCluster(p *protection, ns *nsState, f Fire) (string, offers.Resources) {
+	if !l.byCluster || ns.usedOn == nil {
+		return "", offers.Resources{}
+	}
+	job, _, _ := l.v.Jobs.Lookup(f.Job)
+	named := job.Clusters
+	if len(named) == 0 {
+		named = l.v.NamespaceClusters[ns.name]
+	}
+	if len(named) == 0 {
+		for _, cs := range l.v.Clusters {
+			named = append(named, cs.Name)
+		}
+	}
+	for _, cl := range named {
+		g := ns.cap.PerCluster[cl].Guarantee
+		if g.IsZero() || !l.takesWork(cl) {
+			continue // the fire runs elsewhere: within the global guarantee, if any
+		}
+		u := ns.usedOn[cl]
+		unused := offers.Resources{CPU: max(g.CPU-u.CPU, 0), MemMB: max(g.MemMB-u.MemMB, 0)}
+		if unused.CPU <= 0 || unused.MemMB <= 0 {
+			continue // no shard fits within it
+		}
+		if q := p.on[cl]; q != nil && q.prev[ns] == unused {
+			continue // the fires before cover it
+		}
+		return cl, unused
+	}
+	return "", offers.Resources{}
 }
 
 // fireNeed is what a fire needs of what is free: its shards, and its
@@ -201,20 +301,92 @@ func (l *lender) lend(c *cand) (queue.Wait, bool) {
 	}
 	i := sort.Search(k, short) // the first fire it would make late
 	ns, fire := p.ns[i], p.job[i]
-	var when string
-	switch basis {
-	case estimate.BasisP90:
-		when = fmt.Sprintf("this one is expected to end at %s (the p90 of its recent runs: %s)", fmtUntil(end), dur)
-	case estimate.BasisTimeout:
-		when = fmt.Sprintf("this one may run until %s (its timeout: %s)", fmtUntil(end), dur)
-	default:
-		when = fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", l.v.horizon())
-	}
 	return queue.Wait{Reason: queue.WaitGuaranteeNeeded, NamespaceRule: &queue.NamespaceRule{Namespace: c.ns.name, Rule: queue.RuleGuaranteeNeeded}, Until: p.times[i],
 		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but namespace %s needs its guarantee back "+
 			"at %s for its cron fire of job %s (%s of what is free must stay free for the fires by then; %s would be left); "+
 			"its guarantee is lent only to work expected to end before that: %s",
-			c.ns.name, ns.name, fmtUntil(p.times[i]), namespace.Name(fire), fmtRes(p.others(c.ns, i)), fmtRes(after), when)}, false
+			c.ns.name, ns.name, fmtUntil(p.times[i]), namespace.Name(fire), fmtRes(p.others(c.ns, i)), fmtRes(after), l.endWords(end, basis, dur))}, false
+}
+
+// endWords words when an entry that may borrow would end.
+func (l *lender) endWords(end time.Time, basis estimate.Basis, dur time.Duration) string {
+	switch basis {
+	case estimate.BasisP90:
+		return fmt.Sprintf("this one is expected to end at %s (the p90 of its recent runs: %s)", fmtUntil(end), dur)
+	case estimate.BasisTimeout:
+		return fmt.Sprintf("this one may run until %s (its timeout: %s)", fmtUntil(end), dur)
+	}
+	return fmt.Sprintf("this one has no estimate (too few recent runs, no timeoutSeconds), so it borrows only what no fire needs within the next %s", l.v.horizon())
+}
+
+// takesWork reports whether a cluster takes new work now: not drained, with an agent in
+// the view.
+func (l *lender) takesWork(cl string) bool {
+	if l.present == nil {
+		l.present = clustersPresent(l.v.agents)
+	}
+	return l.present[cl] && !slices.ContainsFunc(l.v.Clusters, func(cs ClusterState) bool { return cs.Name == cl && cs.Drained })
+}
+
+// onCluster reports whether some namespace's fires are protected on some cluster.
+func (l *lender) onCluster() bool { return l.byCluster && len(l.protect().on) > 0 }
+
+// lendOn keeps other namespaces' per-cluster guarantees for their coming fires, as lend
+// keeps the global ones: on each cluster of on, what is free there after c launched
+// must still hold what other namespaces' fires need of their unused guarantees there
+// before c is expected to end. A borrower is left off the clusters where it would not
+// (it waits guarantee_needed when that is all of them); an entry within its namespace's
+// global guarantee, which is not lent, tries them last. An entry within a cluster's
+// guarantee is not asked (gateClusters): it holds its own.
+func (l *lender) lendOn(c *cand, on []string) ([]string, queue.Wait, bool) {
+	p := l.protect()
+	end, basis, dur := l.expectedEnd(c)
+	foot := l.s.footprint(c)
+	var keep, short, parts []string
+	var first time.Time // the first fire it would make late
+	for _, cl := range on {
+		q := p.on[cl]
+		if q == nil || len(q.times) == 0 {
+			keep = append(keep, cl)
+			continue
+		}
+		k := len(q.times)
+		if basis != estimate.BasisNone {
+			k = sort.Search(len(q.times), func(i int) bool { return !q.times[i].Before(end) })
+		}
+		after := l.freeNowOn(cl).Sub(foot)
+		late := func(i int) bool {
+			o := q.others(c.ns, i)
+			return after.CPU < o.CPU || after.MemMB < o.MemMB
+		}
+		if k == 0 || after.CPU < 0 || after.MemMB < 0 || !late(k-1) {
+			keep = append(keep, cl) // it does not fit there now (the matcher says why), or leaves enough
+			continue
+		}
+		short = append(short, cl)
+		i := sort.Search(k, late)
+		// worded as lend's, which Redact knows: a reader of c's namespace only learns that
+		// another namespace's fire needs the cluster then
+		parts = append(parts, fmt.Sprintf("on cluster %s namespace %s needs its guarantee back at %s for its cron fire of job %s "+
+			"(%s of what is free there must stay free for the fires by then; %s would be left)",
+			cl, q.ns[i].name, fmtUntil(q.times[i]), namespace.Name(q.job[i]), fmtRes(q.others(c.ns, i)), fmtRes(after)))
+		if first.IsZero() || q.times[i].Before(first) {
+			first = q.times[i]
+		}
+	}
+	if len(short) == 0 {
+		return on, queue.Wait{}, true
+	}
+	if c.class != classBorrowing {
+		return append(keep, short...), queue.Wait{}, true
+	}
+	if len(keep) > 0 {
+		return keep, queue.Wait{}, true
+	}
+	return nil, queue.Wait{Reason: queue.WaitGuaranteeNeeded, NamespaceRule: &queue.NamespaceRule{Namespace: c.ns.name, Rule: queue.RuleGuaranteeNeeded}, Until: first,
+		Message: fmt.Sprintf("namespace %s is above its guarantee, so this would borrow idle capacity, but %s; "+
+			"a guarantee is lent only to work expected to end before that: %s",
+			c.ns.name, strings.Join(parts, "; "), l.endWords(end, basis, dur))}, false
 }
 
 // sortedFires returns the fires by instant (the view's, if sorted).

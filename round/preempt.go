@@ -3,6 +3,7 @@ package round
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,16 +125,17 @@ func (s *spaces) preempt(plan *Plan) {
 	free := s.occ.freeAfter(plan.Launches)
 	running := maps2(s.v.Executors, plan.Launches)
 	var chosen []victim
-	used := map[*nsState]offers.Resources{}
+	left := map[*nsState]*nsState{} // each victim's namespace as the victims chosen leave it
 	for _, v := range vs {
-		u, ok := used[v.ns]
+		u, ok := left[v.ns]
 		if !ok {
-			u = v.ns.used
+			u = v.ns
 		}
-		if !stays(u.Sub(v.cost), v.ns.allGuarantees()) {
+		after := s.without(u, v)
+		if !after.borrowsWhere(v, s.v) {
 			continue
 		}
-		used[v.ns] = u.Sub(v.cost)
+		left[v.ns] = after
 		chosen = append(chosen, v)
 		for _, sh := range v.shards {
 			free[sh.agent] = free[sh.agent].Add(sh.res)
@@ -155,6 +157,39 @@ const maxVictims = 64
 // guarantee on some resource, so no entry of it (every shard needs some
 // CPU and memory) is within its guarantee.
 func stays(u, g offers.Resources) bool { return u.CPU >= g.CPU || u.MemMB >= g.MemMB }
+
+// without is ns's usage less v's shards (ns itself is not changed).
+func (s *spaces) without(ns *nsState, v victim) *nsState {
+	out := &nsState{name: ns.name, cap: ns.cap, used: ns.used.Sub(v.cost), usedOn: maps.Clone(ns.usedOn)}
+	if out.usedOn != nil {
+		for _, sh := range v.shards {
+			cl := s.v.clusterOfAgent(sh.agent)
+			out.usedOn[cl] = out.usedOn[cl].Sub(sh.res)
+		}
+	}
+	return out
+}
+
+// borrowsWhere reports whether ns (a victim's namespace once v is stopped) still holds
+// at least its guarantee where v's run would count again when queued: its global
+// guarantee, and its guarantee on each cluster v ran on. So the run, queued again,
+// borrows there and never preempts back what it gave; a guarantee of ns on some other
+// cluster does not keep its borrowed work elsewhere from being preempted.
+func (ns *nsState) borrowsWhere(v victim, view *View) bool {
+	if len(ns.cap.PerCluster) == 0 || ns.usedOn == nil {
+		return stays(ns.used, ns.allGuarantees())
+	}
+	if !stays(ns.rest(), ns.cap.Guarantee) {
+		return false
+	}
+	for _, sh := range v.shards {
+		cl := view.clusterOfAgent(sh.agent)
+		if g := ns.cap.PerCluster[cl].Guarantee; !g.IsZero() && !stays(ns.usedOn[cl], g) {
+			return false
+		}
+	}
+	return true
+}
 
 // victims are the running executions of preemptible TRANSIENT jobs of
 // other namespaces that hold more than their guarantee, with a shard on

@@ -162,7 +162,11 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 				v.Running[arg(1)] = map[int]task.Entry{}
 			}
 			item := int(num(m["item"]))
-			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: task.Running, AgentID: m["agent"],
+			st := task.Running
+			if m["staging"] != "" { // launched, not confirmed running yet
+				st = task.Staging
+			}
+			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: st, AgentID: m["agent"],
 				LaunchedAt: at(m["since"]), KilledBy: m["killedby"]}
 		case "typical": // typical JOB runs=N p90=SECONDS: what the job's recent runs took
 			if v.Typical == nil {

@@ -66,8 +66,9 @@ type View struct {
 	// not in it has none: no guarantee, no limit, weight 1.
 	Namespaces map[string]Capacity
 	// Fires are the next cron fire of each job of the namespaces with a
-	// guarantee, within Horizon (0: DefaultHorizon), soonest first: what
-	// those guarantees must be kept for (lending.go).
+	// guarantee, global or on some cluster (Capacity.Guaranteed), within
+	// Horizon (0: DefaultHorizon), soonest first: what those guarantees
+	// must be kept for (lending.go).
 	Fires   []Fire
 	Horizon time.Duration
 

@@ -170,9 +170,9 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 }
 
 // fires lists the next cron fire of every job of the namespaces with a
-// guarantee within the round's horizon, with what each will need (its
-// shards, and its app's executor), soonest first: what the guarantees
-// are kept for. A fire the producer staged ahead of its instant (a ready
+// guarantee (global or on some cluster) within the round's horizon, with
+// what each will need (its shards, and its app's executor), soonest
+// first: what the guarantees are kept for. A fire the producer staged ahead of its instant (a ready
 // entry held until then, round.StagedUntil: its NotBefore, or the instant
 // its next execution serves when it joined executions pending) is its
 // job's next fire:
@@ -183,7 +183,7 @@ func Capacity(rec namespace.Record) (round.Capacity, bool) {
 func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []*queue.Ready) []round.Fire {
 	guaranteed := map[string]bool{}
 	for ns, c := range caps {
-		if !c.Guarantee.IsZero() {
+		if c.Guaranteed() {
 			guaranteed[ns] = true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/round"
 )
@@ -43,5 +44,31 @@ func TestStagedFireIsProtected(t *testing.T) {
 	}
 	if got := l.fires(now, caps, nil); len(got) != 1 || !got[0].At.Equal(now.Add(10*time.Second)) {
 		t.Fatalf("fires with nothing staged: %+v; want the producer's", got)
+	}
+}
+
+// TestFiresOfAClusterGuarantee: a namespace guaranteed capacity on one cluster only has
+// its fires listed for the round, which keeps that cluster's guarantee for them as it
+// keeps a global one; a namespace with a limit there and no guarantee has none listed.
+func TestFiresOfAClusterGuarantee(t *testing.T) {
+	r := twoTeams(t, nil, 0.95)
+	l := r.sched.launcher
+	now := r.clk.Now()
+	index := namespace.Key("search", "index")
+	l.nextFires = func(until time.Time, keep func(string) bool) []round.Fire {
+		var out []round.Fire
+		if keep(index) {
+			out = append(out, round.Fire{Job: index, At: now.Add(10 * time.Second)})
+		}
+		return out
+	}
+	one := offers.Resources{CPU: offers.CPUs(1), MemMB: 512}
+	caps := map[string]round.Capacity{"search": {PerCluster: map[string]round.ClusterCap{"k8s": {Guarantee: one}}}}
+	if got := l.fires(now, caps, nil); len(got) != 1 || got[0].Job != index {
+		t.Fatalf("fires with search guaranteed 1 CPU on k8s only: %+v; want its job's next fire", got)
+	}
+	caps = map[string]round.Capacity{"search": {PerCluster: map[string]round.ClusterCap{"k8s": {Limit: &one}}}}
+	if got := l.fires(now, caps, nil); len(got) != 0 {
+		t.Fatalf("fires with search limited on k8s, guaranteed nothing: %+v; want none", got)
 	}
 }

@@ -1,6 +1,7 @@
 // A namespace's page: its usage against its guarantee and limit over the
-// last hour (sampled by the leader every 10 s) and the share of its cron
-// fires that started on time (GET /api/namespaces/{name}/usage).
+// last hour (sampled by the leader every 10 s), its guarantee and limit on
+// each cluster (perCluster, with several clusters) and the share of its
+// cron fires that started on time (GET /api/namespaces/{name}/usage).
 import { t } from '../i18n.js';
 import { api, get, put, del, enc, roleIn } from '../api.js';
 import { h, clear, btn, loading, nodata, errText, fmtTime, timeCell, fmtDur, table, breakable, modal, busy, confirmDo, toast, timesIn } from '../ui.js';
@@ -17,13 +18,14 @@ const res = (r, unit) => (r ? num(r[unit]) : '—');
 export default async function namespacePage(el, { params }) {
   const ns = decodeURIComponent(params[0]);
   const stats = h('div.grid', { id: 'ns-stats' });
+  const perCluster = h('div', { id: 'ns-clusters' });
   const charts = h('div.grid2');
   const note = h('p.muted', { id: 'ns-since' });
   const missed = h('div', { id: 'ns-deadlines-box' });
   const late = h('div.panel', { id: 'ns-late' });
   const cals = h('div', { id: 'ns-calendars' }, loading());
   el.append(h('h1', t('ns.title', { ns }), h('span.sp', h('a.btn', { href: '#/jobs' }, t('ns.jobs')), btn(t('refresh'), () => load()))),
-    missed, stats, charts, late, note, h('h2', t('ns.calendars')), cals);
+    missed, stats, perCluster, charts, late, note, h('h2', t('ns.calendars')), cals);
   // the namespace's business calendars (docs/jobs.md): jobs and workflows
   // name them; its editors create, edit, import (.ics) and delete them
   const editor = roleIn(ns) === 'edit';
@@ -128,6 +130,19 @@ export default async function namespacePage(el, { params }) {
     return h('div.stat', { id: 'ns-kube' }, h('div.k', t('ns.kube', { ns: e.kubernetesNamespace || '—' })), h('div.v', v),
       h('div.muted', e.closed || e.quotaName || ''));
   }
+  // Its guarantee and limit on each cluster, beside the global ones (docs/clusters.md);
+  // nothing when it sets none.
+  function clusters(pc) {
+    const names = Object.keys(pc || {}).sort();
+    if (!names.length) return [];
+    const rows = names.map((name) => ({ name, ...pc[name] }));
+    return [h('div.panel', h('h2', { style: { marginTop: 0 } }, t('ns.perCluster')), h('p.muted', t('ns.perClusterHint')),
+      table([
+        { label: t('ns.cluster'), render: (r) => h('span.mono', { 'data-cluster': r.name }, r.name) },
+        { label: t('ns.cpuGL'), render: (r) => `${res(r.guarantee, 'cpuCount')} / ${res(r.limit, 'cpuCount')}` },
+        { label: t('ns.memGL'), render: (r) => `${res(r.guarantee, 'memoryMB')} / ${res(r.limit, 'memoryMB')}` },
+      ], rows))];
+  }
   function stat(k, v, id) { return h('div.stat', { id }, h('div.k', k), h('div.v', v)); }
   function chart(title, id, u, unit, scale, axisUnit) {
     const p = h('div.panel', { id }, h('h2', { style: { marginTop: 0 } }, title));
@@ -155,6 +170,7 @@ export default async function namespacePage(el, { params }) {
         h('div.stat', { id: 'ns-ontime' }, h('div.k', t('ns.onTime', { s: u.onTime.boundSeconds })), h('div.v', rate),
           h('div.muted', t('ns.fires', { n: u.onTime.onTime, of: u.onTime.fires }))));
       if (u.engine) stats.append(kube(u.engine));
+      clear(perCluster, ...clusters(u.perCluster));
       clear(late, ...lateRuns(u.lateRuns));
       clear(charts, chart(t('ns.cpuChart'), 'ns-chart-cpu', u, 'cpuCount', 1, t('unit.cpu')), chart(t('ns.memChart'), 'ns-chart-mem', u, 'memoryMB', 1, 'MB'));
       note.textContent = u.since ? t('ns.since', { time: fmtTime(u.since), every: u.everySeconds }) : t('ns.noLeader');
