@@ -20,17 +20,31 @@ type Agent struct {
 	Calls chan *executor.Call
 
 	mu      sync.Mutex
+	types   []string             // each call's Content-Type, in arrival order
 	stream  chan *executor.Event // current subscription
 	hangup  chan struct{}        // closes the current subscription
 	autoAck bool
 }
 
 // New starts an agent on 127.0.0.1. With autoAck every UPDATE is answered
-// by an ACKNOWLEDGED event on the subscription.
+// by an ACKNOWLEDGED event on the subscription. It reads calls in JSON or
+// protobuf, and streams events in the codec the subscription came in.
 func New(autoAck bool) *Agent {
 	a := &Agent{Calls: make(chan *executor.Call, 1024), autoAck: autoAck}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
+}
+
+const (
+	typeJSON     = "application/json"
+	typeProtobuf = "application/x-protobuf"
+)
+
+// ContentTypes are the Content-Types of the calls made so far, in order.
+func (a *Agent) ContentTypes() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.types...)
 }
 
 // Endpoint is the value for MESOS_AGENT_ENDPOINT (host:port).
@@ -72,10 +86,23 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var call executor.Call
 	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &call); err != nil || r.Header.Get("Content-Type") != "application/json" {
+	ct := r.Header.Get("Content-Type")
+	var err error
+	switch ct {
+	case typeJSON:
+		err = json.Unmarshal(body, &call)
+	case typeProtobuf:
+		err = call.Unmarshal(body)
+	default:
+		err = fmt.Errorf("Content-Type %q", ct)
+	}
+	if err != nil {
 		http.Error(w, fmt.Sprintf("bad call: %v", err), http.StatusBadRequest)
 		return
 	}
+	a.mu.Lock()
+	a.types = append(a.types, ct)
+	a.mu.Unlock()
 	switch call.Type {
 	case executor.Call_SUBSCRIBE:
 		a.subscribe(w, r, &call)
@@ -100,14 +127,19 @@ func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, call *executor
 	}
 	a.stream, a.hangup = stream, hangup
 	a.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json") // as Mesos: the stream's type equals the request's
+	ct := r.Header.Get("Content-Type")
+	w.Header().Set("Content-Type", ct) // as Mesos: the stream's type equals the request's
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()
 	a.Calls <- call
 	for {
 		select {
 		case ev := <-stream:
-			b, err := json.Marshal(ev)
+			marshal := func() ([]byte, error) { return json.Marshal(ev) }
+			if ct == typeProtobuf {
+				marshal = ev.Marshal
+			}
+			b, err := marshal()
 			if err != nil {
 				panic(err)
 			}
