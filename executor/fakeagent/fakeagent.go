@@ -1,11 +1,13 @@
 package fakeagent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,7 +30,8 @@ type Agent struct {
 
 // New starts an agent on 127.0.0.1. With autoAck every UPDATE is answered
 // by an ACKNOWLEDGED event on the subscription. It reads calls in JSON or
-// protobuf, and streams events in the codec the subscription came in.
+// protobuf, or several in one request (serveBatch), and streams events in
+// the codec the subscription came in.
 func New(autoAck bool) *Agent {
 	a := &Agent{Calls: make(chan *executor.Call, 1024), autoAck: autoAck}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -38,9 +41,11 @@ func New(autoAck bool) *Agent {
 const (
 	typeJSON     = "application/json"
 	typeProtobuf = "application/x-protobuf"
+	typeRecordIO = "application/recordio"
 )
 
-// ContentTypes are the Content-Types of the calls made so far, in order.
+// ContentTypes are the Content-Types of the requests made so far, in
+// order; a batch's is "application/recordio (application/x-protobuf)".
 func (a *Agent) ContentTypes() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -84,6 +89,10 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if r.Header.Get("Content-Type") == typeRecordIO {
+		a.serveBatch(w, r)
+		return
+	}
 	var call executor.Call
 	body, _ := io.ReadAll(r.Body)
 	ct := r.Header.Get("Content-Type")
@@ -103,19 +112,53 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.types = append(a.types, ct)
 	a.mu.Unlock()
-	switch call.Type {
-	case executor.Call_SUBSCRIBE:
+	if call.Type == executor.Call_SUBSCRIBE {
 		a.subscribe(w, r, &call)
-	case executor.Call_UPDATE:
-		a.Calls <- &call
-		w.WriteHeader(http.StatusAccepted)
-		if a.autoAck {
-			st := call.Update.Status
-			a.Send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	a.apply(&call)
+}
+
+// apply takes an UPDATE or MESSAGE call.
+func (a *Agent) apply(call *executor.Call) {
+	a.Calls <- call
+	if call.Type == executor.Call_UPDATE && a.autoAck {
+		st := call.Update.Status
+		a.Send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+	}
+}
+
+// serveBatch takes several UPDATE and MESSAGE calls in one request, as the
+// embedded agent does: RecordIO records in protobuf; all or none.
+func (a *Agent) serveBatch(w http.ResponseWriter, r *http.Request) {
+	if mt := r.Header.Get("Message-Content-Type"); mt != typeProtobuf {
+		http.Error(w, fmt.Sprintf("Message-Content-Type %q", mt), http.StatusUnsupportedMediaType)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var batch []*executor.Call
+	for len(body) > 0 {
+		nl := bytes.IndexByte(body, '\n')
+		n, err := strconv.Atoi(string(body[:max(nl, 0)]))
+		if nl < 0 || err != nil || n < 0 || n > len(body)-nl-1 {
+			http.Error(w, "not RecordIO", http.StatusBadRequest)
+			return
 		}
-	default:
-		a.Calls <- &call
-		w.WriteHeader(http.StatusAccepted)
+		call := new(executor.Call)
+		if err := call.Unmarshal(body[nl+1 : nl+1+n]); err != nil || (call.Type != executor.Call_UPDATE && call.Type != executor.Call_MESSAGE) {
+			http.Error(w, fmt.Sprintf("bad call %v: %v", call.Type, err), http.StatusBadRequest)
+			return
+		}
+		batch = append(batch, call)
+		body = body[nl+1+n:]
+	}
+	a.mu.Lock()
+	a.types = append(a.types, typeRecordIO+" ("+typeProtobuf+")")
+	a.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+	for _, call := range batch {
+		a.apply(call)
 	}
 }
 
