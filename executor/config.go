@@ -49,6 +49,11 @@ type Settings struct {
 	// executor starts itself (jar apps, job classes).
 	JavaJar  string
 	JavaOpts []string
+	// Protobuf: speak protobuf to the agent (ELASTICJOB_AGENT_CODEC,
+	// "protobuf" or "json"), which the embedded agent asks of the
+	// executors it starts. A Mesos agent does not set it: JSON, whose
+	// events are decoded tolerantly (codec.go).
+	Protobuf bool
 }
 
 const usageHead = `Usage: executor [flags]
@@ -65,6 +70,10 @@ or Mesos ("5secs") syntax, sizes "1GiB", "512MiB" or bytes.
 
 Flags:
 `
+
+// AgentCodecEnv names the codec the executor speaks to its agent; see
+// Settings.Protobuf.
+const AgentCodecEnv = "ELASTICJOB_AGENT_CODEC"
 
 // ParseSettings reads flags and the environment. It returns flag.ErrHelp
 // after printing usage to out for -h/--help.
@@ -146,6 +155,13 @@ func ParseSettings(args []string, getenv func(string) string, out io.Writer) (Se
 	dur(&s.RecoveryTimeout, "MESOS_RECOVERY_TIMEOUT", env("MESOS_RECOVERY_TIMEOUT", recovery))
 	errs = append(errs, prefix("log-level", s.LogLevel.UnmarshalText([]byte(*logLevel))))
 	errs = append(errs, s.parseCgroup(getenv))
+	switch v := getenv(AgentCodecEnv); v {
+	case "", "json":
+	case "protobuf":
+		s.Protobuf = true
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is not a codec: want json or protobuf", AgentCodecEnv, v))
+	}
 	for _, name := range []string{"MESOS_AGENT_ENDPOINT", "MESOS_FRAMEWORK_ID", "MESOS_EXECUTOR_ID"} {
 		if getenv(name) == "" {
 			errs = append(errs, fmt.Errorf("%s is not set (the executor is started by a Mesos agent)", name))

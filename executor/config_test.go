@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +52,22 @@ func TestSettingsForIsolationCacheAndGC(t *testing.T) {
 	s, err = ParseSettings([]string{"--gc-disk-headroom", "0.3"}, func(k string) string { return env[k] }, os.Stderr)
 	if err != nil || s.CacheMaxSize != 2<<30 || s.GCDelay != 7*24*time.Hour || s.GCDiskHeadroom != 0.3 || s.CgroupPidsMax != 0 || s.CgroupCPUQuota {
 		t.Fatalf("defaults: %+v %v", s, err)
+	}
+}
+
+// TestAgentCodec: JSON unless the agent asks for protobuf (the embedded
+// agent does, a Mesos agent does not); anything else is refused by name.
+func TestAgentCodec(t *testing.T) {
+	env := map[string]string{"MESOS_AGENT_ENDPOINT": "127.0.0.1:5051", "MESOS_FRAMEWORK_ID": "f", "MESOS_EXECUTOR_ID": "e", "MESOS_SANDBOX": "/tmp/s"}
+	getenv := func(k string) string { return env[k] }
+	for v, want := range map[string]bool{"": false, "json": false, "protobuf": true} {
+		env[AgentCodecEnv] = v
+		if s, err := ParseSettings(nil, getenv, io.Discard); err != nil || s.Protobuf != want {
+			t.Errorf("%s=%q: protobuf %v, %v; want %v", AgentCodecEnv, v, s.Protobuf, err, want)
+		}
+	}
+	env[AgentCodecEnv] = "xml"
+	if _, err := ParseSettings(nil, getenv, io.Discard); err == nil || !strings.Contains(err.Error(), `ELASTICJOB_AGENT_CODEC: "xml" is not a codec`) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 // Package executor is the ElasticJob-Cloud Mesos executor: a v1 HTTP
-// executor (JSON codec, through mesos-go's httpcli/httpexec) that runs every
-// task of one app on one agent.
+// executor (through mesos-go's httpcli/httpexec; JSON, or protobuf when the
+// agent asks for it with ELASTICJOB_AGENT_CODEC, as the embedded one does,
+// which also takes the updates that queued behind one in flight in one
+// request: BatchAgent) that runs every task of one app on one agent.
 //
 // The Mesos side (Executor: loop.go, events.go, updates.go) subscribes to
 // the agent, re-subscribes with backoff after a disconnection (sending the

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -49,6 +50,12 @@ func startWith(t *testing.T, autoAck bool, opt Options, setup func(*Pipeline)) *
 // tests' update sequences do not depend on how fast a task starts.
 func startRunner(t *testing.T, autoAck bool, opt Options, runner Runner) *harness {
 	t.Helper()
+	return startCodec(t, autoAck, opt, runner, false)
+}
+
+// startCodec is startRunner speaking protobuf to the agent, or JSON.
+func startCodec(t *testing.T, autoAck bool, opt Options, runner Runner, protobuf bool) *harness {
+	t.Helper()
 	a := fakeagent.New(autoAck)
 	t.Cleanup(a.Close)
 	opt.FrameworkID, opt.ExecutorID, opt.BackoffMin = "fw-1", "app@-@agent-1", time.Millisecond
@@ -56,7 +63,7 @@ func startRunner(t *testing.T, autoAck bool, opt Options, runner Runner) *harnes
 		opt.StartingAfter = -1
 	}
 	h := &harness{agent: a, done: make(chan error, 1)}
-	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID, ""), runner, opt)
+	ex := New(NewHTTPAgent(a.Endpoint(), opt.FrameworkID, opt.ExecutorID, "", protobuf), runner, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h.cancel = cancel
@@ -170,6 +177,36 @@ func TestLaunchRunsToFinished(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(h.pipe.Sandbox, "tasks", "t1", "stdout")); got != "item 1\n" {
 		t.Fatalf("stdout %q", got)
+	}
+}
+
+// TestProtobufToAnAgentThatAsksForIt: told to, the executor speaks
+// protobuf (its calls, and the events it reads) through a task's whole
+// life: its updates with their reports, the acknowledgements, SHUTDOWN.
+func TestProtobufToAnAgentThatAsksForIt(t *testing.T) {
+	pipe := newPipeline(t, "PIDDIR="+t.TempDir())
+	h := startCodec(t, true, Options{}, pipe, true)
+	url := scriptURL(t, "run.sh", "#!/bin/sh\necho \"item $ELASTICJOB_SHARDING_ITEM\"\n")
+	h.agent.Send(fakeagent.Launch("t1", taskData(url, "run.sh", 1, nil)))
+	us := h.updates(t, 3)
+	if got := states(us); got != "t1:TASK_STARTING t1:TASK_RUNNING t1:TASK_FINISHED" {
+		t.Fatalf("updates %s", got)
+	}
+	var rep Report
+	if err := json.Unmarshal(us[2].Status.Data, &rep); err != nil || rep.StartTime == nil || rep.CompleteTime == nil || rep.ExitCode == nil || *rep.ExitCode != 0 {
+		t.Fatalf("final report %s: %v", us[2].Status.Data, err)
+	}
+	h.agent.Send(fakeagent.Shutdown())
+	if err := h.exit(t); err != nil {
+		t.Fatal(err) // it exits once every update is acknowledged
+	}
+	if got := readFile(t, filepath.Join(pipe.Sandbox, "tasks", "t1", "stdout")); got != "item 1\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	for _, ct := range h.agent.ContentTypes() {
+		if ct != "application/x-protobuf" {
+			t.Fatalf("calls' Content-Types %v, want protobuf only", h.agent.ContentTypes())
+		}
 	}
 }
 

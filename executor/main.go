@@ -66,7 +66,7 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) err
 		pipeline.Groups = r
 		defer r.Close()
 	}
-	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID, token), pipeline, Options{
+	ex := New(NewHTTPAgent(s.AgentEndpoint, s.FrameworkID, s.ExecutorID, token, s.Protobuf), pipeline, Options{
 		FrameworkID: s.FrameworkID, ExecutorID: s.ExecutorID,
 		KillGrace: s.KillGrace, ShutdownGrace: s.ShutdownGrace, RecoveryTimeout: s.RecoveryTimeout,
 		BackoffMax: s.BackoffMax, AckTimeout: s.AckTimeout, IdleTimeout: s.IdleTimeout, Log: log.With("subsystem", "mesos"),

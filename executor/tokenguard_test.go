@@ -20,7 +20,7 @@ func TestTokenSentAndKeptFromTasks(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	a := NewHTTPAgent(strings.TrimPrefix(srv.URL, "http://"), "fw", "ex", "tok-123")
+	a := NewHTTPAgent(strings.TrimPrefix(srv.URL, "http://"), "fw", "ex", "tok-123", false)
 	call := &execpb.Call{Type: execpb.Call_MESSAGE, Message: &execpb.Call_Message{Data: []byte("x")}}
 	if err := a.Send(context.Background(), call); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
+	"net/http"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -92,9 +94,12 @@ func (e *Executor) ack(id string, uuid []byte) {
 	e.notify()
 }
 
-// sendLoop sends queued updates one at a time, in order. An update that
-// cannot be sent stays unacknowledged and goes with the next SUBSCRIBE.
+// sendLoop sends queued updates in order: what queued while a request was
+// in flight goes in one request when the agent takes batches (BatchAgent),
+// otherwise one call a request. An update that cannot be sent stays
+// unacknowledged and goes with the next SUBSCRIBE.
 func (e *Executor) sendLoop(ctx context.Context) {
+	batches, _ := e.agent.(BatchAgent)
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,6 +110,22 @@ func (e *Executor) sendLoop(ctx context.Context) {
 		batch := e.outbox
 		e.outbox = nil
 		e.mu.Unlock()
+		if len(batch) > 1 && batches != nil {
+			err := e.sendBatch(ctx, batches, batch)
+			var refused *BatchRefused
+			if err == nil {
+				continue
+			}
+			if !errors.As(err, &refused) {
+				e.log.Warn("status updates not delivered; they will be resent on re-subscription", "calls", len(batch), "err", err)
+				continue
+			}
+			if refused.Code == http.StatusUnsupportedMediaType {
+				e.log.Info("the agent takes one call per request", "err", err)
+				batches = nil
+			}
+			// None was applied: one by one, each gets its own answer.
+		}
 		for _, o := range batch {
 			if o.message != nil {
 				if err := e.agent.Send(ctx, calls.Message(o.message)); err != nil {
@@ -124,6 +145,31 @@ func (e *Executor) sendLoop(ctx context.Context) {
 			e.notify()
 		}
 	}
+}
+
+// sendBatch sends batch's calls in one request; on success every update
+// in it is accepted.
+func (e *Executor) sendBatch(ctx context.Context, agent BatchAgent, batch []outgoing) error {
+	cs := make([]*executor.Call, len(batch))
+	for i, o := range batch {
+		if o.message != nil {
+			cs[i] = calls.Message(o.message)
+		} else {
+			cs[i] = calls.Update(o.update.Status)
+		}
+	}
+	if err := agent.SendBatch(ctx, cs); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	for _, o := range batch {
+		if o.update != nil {
+			e.accepted[string(o.update.Status.UUID)] = true
+		}
+	}
+	e.mu.Unlock()
+	e.notify()
+	return nil
 }
 
 // allAcceptedLocked reports whether the agent has accepted (202) every

@@ -27,8 +27,14 @@ const headerStreamID = "Mesos-Stream-Id"
 type Client struct {
 	cfg  Config
 	log  *slog.Logger
-	http *httpcli.Client
-	hc   *http.Client
+	http *httpcli.Client // JSON, for a master in another process
+	// inproc speaks protobuf to a master in this process (the embedded
+	// engine): both ends are this binary's mesos-go types, so nothing
+	// newer than the protos can arrive (what the JSON event decoder
+	// tolerates), and protobuf costs a fraction of JSON's encoding and
+	// decoding of every call and event, each LAUNCH's task data included.
+	inproc *httpcli.Client
+	hc     *http.Client
 
 	mu          sync.Mutex
 	master      string // base URL of the master last subscribed to or detected
@@ -42,8 +48,9 @@ type Client struct {
 // session is one live subscription.
 type session struct {
 	streamID string
-	endpoint *url.URL // leader endpoint the stream was opened on (after redirects)
-	cancel   func()   // tears the stream down
+	endpoint *url.URL        // leader endpoint the stream was opened on (after redirects)
+	http     *httpcli.Client // the codec the stream was opened with: every call of the session uses it
+	cancel   func()          // tears the stream down
 }
 
 // New returns a Client for cfg with defaults applied. It does not connect; call Run.
@@ -81,7 +88,17 @@ func New(cfg Config) *Client {
 			httpcli.Codec(mesosframe.JSONCodec), // mesos-go's JSON codec; a bad frame size is an error, not a panic
 			httpcli.Do(hc.Do),
 		),
+		inproc: httpcli.New(httpcli.Endpoint(endpoint), httpcli.Codec(mesosframe.ProtobufCodec), httpcli.Do(hc.Do)),
 	}
+}
+
+// httpFor is the client for a master at endpoint: protobuf when it is
+// served in this process, JSON otherwise.
+func (c *Client) httpFor(endpoint *url.URL) *httpcli.Client {
+	if endpoint.Scheme == "http" && inproc.Serves(endpoint.Host) {
+		return c.inproc
+	}
+	return c.http
 }
 
 // FrameworkID returns the current framework id ("" before the first subscription of a new framework).
@@ -122,7 +139,7 @@ func (c *Client) call(ctx context.Context, call *scheduler.Call) error {
 		return fmt.Errorf("%s: %w", call.Type, err)
 	}
 	call.FrameworkID = &mesos.FrameworkID{Value: fid}
-	resp, err := c.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
+	resp, err := sess.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
 		httpcli.Context(ctx),
 		httpcli.Header(headerStreamID, sess.streamID),
 		withURL(sess.endpoint))

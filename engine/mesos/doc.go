@@ -1,4 +1,4 @@
-// Package mesos is the scheduler's Mesos client: the v1 scheduler HTTP API (JSON codec) spoken
+// Package mesos is the scheduler's Mesos client: the v1 scheduler HTTP API spoken
 // through mesos-go v0.0.11, behind the engine vocabulary (package engine: Offer, TaskLaunch,
 // Status, Handler) so that the rest of the scheduler never sees protobuf types. This package is
 // the Mesos edge of that vocabulary: it encodes a launch's typed payload (TaskLaunch.Task) as
@@ -9,7 +9,9 @@
 // # Subscription
 //
 // Client.Run sends SUBSCRIBE to URL+"/api/v1/scheduler" and reads the RecordIO event stream
-// with mesos-go's httpcli client and its JSON codec. FrameworkInfo carries name, user, role
+// with mesos-go's httpcli client: in protobuf to a master in this process (package inproc: both
+// ends have the same protos), in JSON to any other, its events decoded tolerantly of enum
+// values newer than the protos (decode.go). FrameworkInfo carries name, user, role
 // (default "*"), hostname, principal, the known framework id, failover_timeout (default 7 days,
 // so tasks survive scheduler restarts), checkpoint (on unless Config.NoCheckpoint: agents then
 // recover the framework's tasks across an agent restart instead of killing them) and the

@@ -85,6 +85,10 @@ func TestAgainstEmbeddedMaster(t *testing.T) {
 	if n := connectionsTo(t, cluster.URL()); n != 0 {
 		t.Fatalf("%d TCP connections to the master in this process, want none", n)
 	}
+	// ... in protobuf, which both ends know to the last enum value.
+	if sess, _, err := c.current(); err != nil || sess.http != c.inproc {
+		t.Fatalf("the session to the master in this process does not speak protobuf (err %v)", err)
+	}
 }
 
 // connectionsTo counts the established TCP connections to rawURL's port

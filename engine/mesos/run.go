@@ -155,7 +155,8 @@ func (c *Client) openStream(ctx context.Context, endpoint *url.URL) (mesos.Respo
 		call := calls.Subscribe(c.frameworkInfo(c.FrameworkID()))
 		// ResponseClassAuto, as a real master answers SUBSCRIBE with the Content-Type of the
 		// codec (application/json) and a chunked RecordIO body, not application/recordio.
-		resp, err := c.http.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
+		cli := c.httpFor(endpoint)
+		resp, err := cli.Send(mclient.RequestSingleton(call), mclient.ResponseClassAuto,
 			httpcli.Context(ctx), httpcli.Close(true), withURL(endpoint))
 		if err == nil {
 			id := header(resp, headerStreamID)
@@ -163,7 +164,7 @@ func (c *Client) openStream(ctx context.Context, endpoint *url.URL) (mesos.Respo
 				resp.Close()
 				return nil, nil, httpcli.ProtocolError("SUBSCRIBE response without " + headerStreamID)
 			}
-			return resp, &session{streamID: id, endpoint: endpoint}, nil
+			return resp, &session{streamID: id, endpoint: endpoint, http: cli}, nil
 		}
 		location := header(resp, "Location")
 		if resp != nil {

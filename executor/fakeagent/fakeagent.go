@@ -1,11 +1,13 @@
 package fakeagent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -20,17 +22,34 @@ type Agent struct {
 	Calls chan *executor.Call
 
 	mu      sync.Mutex
+	types   []string             // each call's Content-Type, in arrival order
 	stream  chan *executor.Event // current subscription
 	hangup  chan struct{}        // closes the current subscription
 	autoAck bool
 }
 
 // New starts an agent on 127.0.0.1. With autoAck every UPDATE is answered
-// by an ACKNOWLEDGED event on the subscription.
+// by an ACKNOWLEDGED event on the subscription. It reads calls in JSON or
+// protobuf, or several in one request (serveBatch), and streams events in
+// the codec the subscription came in.
 func New(autoAck bool) *Agent {
 	a := &Agent{Calls: make(chan *executor.Call, 1024), autoAck: autoAck}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
+}
+
+const (
+	typeJSON     = "application/json"
+	typeProtobuf = "application/x-protobuf"
+	typeRecordIO = "application/recordio"
+)
+
+// ContentTypes are the Content-Types of the requests made so far, in
+// order; a batch's is "application/recordio (application/x-protobuf)".
+func (a *Agent) ContentTypes() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.types...)
 }
 
 // Endpoint is the value for MESOS_AGENT_ENDPOINT (host:port).
@@ -70,25 +89,76 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if r.Header.Get("Content-Type") == typeRecordIO {
+		a.serveBatch(w, r)
+		return
+	}
 	var call executor.Call
 	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &call); err != nil || r.Header.Get("Content-Type") != "application/json" {
+	ct := r.Header.Get("Content-Type")
+	var err error
+	switch ct {
+	case typeJSON:
+		err = json.Unmarshal(body, &call)
+	case typeProtobuf:
+		err = call.Unmarshal(body)
+	default:
+		err = fmt.Errorf("Content-Type %q", ct)
+	}
+	if err != nil {
 		http.Error(w, fmt.Sprintf("bad call: %v", err), http.StatusBadRequest)
 		return
 	}
-	switch call.Type {
-	case executor.Call_SUBSCRIBE:
+	a.mu.Lock()
+	a.types = append(a.types, ct)
+	a.mu.Unlock()
+	if call.Type == executor.Call_SUBSCRIBE {
 		a.subscribe(w, r, &call)
-	case executor.Call_UPDATE:
-		a.Calls <- &call
-		w.WriteHeader(http.StatusAccepted)
-		if a.autoAck {
-			st := call.Update.Status
-			a.Send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	a.apply(&call)
+}
+
+// apply takes an UPDATE or MESSAGE call.
+func (a *Agent) apply(call *executor.Call) {
+	a.Calls <- call
+	if call.Type == executor.Call_UPDATE && a.autoAck {
+		st := call.Update.Status
+		a.Send(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+	}
+}
+
+// serveBatch takes several UPDATE and MESSAGE calls in one request, as the
+// embedded agent does: RecordIO records in protobuf; all or none.
+func (a *Agent) serveBatch(w http.ResponseWriter, r *http.Request) {
+	if mt := r.Header.Get("Message-Content-Type"); mt != typeProtobuf {
+		http.Error(w, fmt.Sprintf("Message-Content-Type %q", mt), http.StatusUnsupportedMediaType)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var batch []*executor.Call
+	for len(body) > 0 {
+		nl := bytes.IndexByte(body, '\n')
+		n, err := strconv.Atoi(string(body[:max(nl, 0)]))
+		if nl < 0 || err != nil || n < 0 || n > len(body)-nl-1 {
+			http.Error(w, "not RecordIO", http.StatusBadRequest)
+			return
 		}
-	default:
-		a.Calls <- &call
-		w.WriteHeader(http.StatusAccepted)
+		call := new(executor.Call)
+		if err := call.Unmarshal(body[nl+1 : nl+1+n]); err != nil || (call.Type != executor.Call_UPDATE && call.Type != executor.Call_MESSAGE) {
+			http.Error(w, fmt.Sprintf("bad call %v: %v", call.Type, err), http.StatusBadRequest)
+			return
+		}
+		batch = append(batch, call)
+		body = body[nl+1+n:]
+	}
+	a.mu.Lock()
+	a.types = append(a.types, typeRecordIO+" ("+typeProtobuf+")")
+	a.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+	for _, call := range batch {
+		a.apply(call)
 	}
 }
 
@@ -100,14 +170,19 @@ func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, call *executor
 	}
 	a.stream, a.hangup = stream, hangup
 	a.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json") // as Mesos: the stream's type equals the request's
+	ct := r.Header.Get("Content-Type")
+	w.Header().Set("Content-Type", ct) // as Mesos: the stream's type equals the request's
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()
 	a.Calls <- call
 	for {
 		select {
 		case ev := <-stream:
-			b, err := json.Marshal(ev)
+			marshal := func() ([]byte, error) { return json.Marshal(ev) }
+			if ct == typeProtobuf {
+				marshal = ev.Marshal
+			}
+			b, err := marshal()
 			if err != nil {
 				panic(err)
 			}

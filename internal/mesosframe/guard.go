@@ -143,3 +143,36 @@ var JSONCodec = encoding.Codec{
 	NewEncoder: NewEncoder,
 	NewDecoder: NewDecoder(Unmarshal),
 }
+
+// ProtobufCodec is mesos-go's protobuf codec
+// (codecs.ByMediaType[codecs.MediaTypeProtobuf]) with guarded decoders.
+// Every mesos-go type marshals and unmarshals itself (generated code), and
+// so do the wrappers that embed one (the scheduler's event).
+var ProtobufCodec = encoding.Codec{
+	Name: codecs.NameProtobuf,
+	Type: codecs.MediaTypeProtobuf,
+	NewEncoder: func(s encoding.Sink) encoding.Encoder {
+		w := s()
+		return encoding.EncoderFunc(func(m encoding.Marshaler) error {
+			pm, ok := m.(interface{ Marshal() ([]byte, error) })
+			if !ok {
+				return fmt.Errorf("protobuf: %T does not marshal itself", m)
+			}
+			b, err := pm.Marshal()
+			if err != nil {
+				return err
+			}
+			return w.WriteFrame(b)
+		})
+	},
+	NewDecoder: NewDecoder(func(b []byte, v any) error {
+		pm, ok := v.(interface{ Unmarshal([]byte) error })
+		if !ok {
+			return fmt.Errorf("protobuf: %T does not unmarshal itself", v)
+		}
+		if r, ok := v.(interface{ Reset() }); ok {
+			r.Reset() // generated code merges into what is there
+		}
+		return pm.Unmarshal(b)
+	}),
+}

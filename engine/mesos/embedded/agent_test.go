@@ -209,7 +209,7 @@ func TestExecutorEnvironmentSandboxAndFilesRead(t *testing.T) {
 		"MESOS_DIRECTORY=" + e.Directory, "MESOS_SANDBOX=" + e.Directory, "MESOS_CHECKPOINT=0",
 		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD=5secs", "MESOS_SUBSCRIPTION_BACKOFF_MAX=2secs",
 		"MESOS_SLAVE_ID=" + c.AgentID(), "MESOS_AGENT_ID=" + c.AgentID(), "MESOS_HTTP_COMMAND_EXECUTOR=0",
-		"CUSTOM_VAR=custom", "PATH=",
+		"CUSTOM_VAR=custom", "PATH=", "ELASTICJOB_AGENT_CODEC=protobuf",
 	} {
 		if !strings.Contains(env, kv) {
 			t.Errorf("env lacks %s:\n%s", kv, env)

@@ -22,6 +22,14 @@
 // (MESOS_EXECUTOR_AUTHENTICATION_TOKEN, sent as a bearer token, as with
 // --authenticate_http_executors), for its own executor id and its own tasks.
 //
+// Our executor (ELASTICJOB_AGENT_CODEC=protobuf in its environment tells it
+// this agent is ours) speaks protobuf, and sends the calls that queued
+// while one was in flight as one request: a RecordIO body of UPDATE and
+// MESSAGE calls (Content-Type application/recordio), applied in order if
+// every one passes the checks a call alone gets, else refused whole
+// (exec_api.go, handleBatch). Any other executor's single calls, JSON or
+// protobuf, are served as a Mesos agent serves them.
+//
 // Isolation (isolation.go): like a Mesos agent with the cgroups/cpu,
 // cgroups/mem isolators, it runs each executor in a container cgroup
 // (package cgroups, v2 or v1) limited to the executor's plus its live

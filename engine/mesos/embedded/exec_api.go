@@ -1,7 +1,10 @@
 package embedded
 
 import (
+	"bytes"
+	"mime"
 	"net/http"
+	"strconv"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -15,6 +18,10 @@ type executorAPI struct{ c *Cluster }
 
 // handleExecutor serves POST /api/v1/executor.
 func (x *executorAPI) handleExecutor(w http.ResponseWriter, r *http.Request) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == typeRecordIO && r.Method == http.MethodPost {
+		x.handleBatch(w, r)
+		return
+	}
 	var call execpb.Call
 	reqCodec, herr := readCall(w, r, &call)
 	if herr != nil {
@@ -163,13 +170,32 @@ func (m *master) dropUnknownLaunched(e *executor, known map[string]bool) {
 
 // executorCall applies a non-SUBSCRIBE call an executor made to agent a.
 func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *httpError {
-	e, herr := x.findExecutor(a, call, token)
+	e, herr := x.callingExecutor(a, call, token)
 	if herr != nil {
 		return herr
 	}
-	if e.state == execLaunching {
-		return errorf(http.StatusForbidden, "Executor is not subscribed")
+	if herr := checkCall(e, call); herr != nil {
+		return herr
 	}
+	x.applyCall(a, e, call)
+	return nil
+}
+
+// callingExecutor is the subscribed executor a call comes from.
+func (x *executorAPI) callingExecutor(a *agent, call *execpb.Call, token string) (*executor, *httpError) {
+	e, herr := x.findExecutor(a, call, token)
+	if herr != nil {
+		return nil, herr
+	}
+	if e.state == execLaunching {
+		return nil, errorf(http.StatusForbidden, "Executor is not subscribed")
+	}
+	return e, nil
+}
+
+// checkCall refuses an UPDATE or MESSAGE call of executor e that may not
+// be applied; it changes nothing.
+func checkCall(e *executor, call *execpb.Call) *httpError {
 	switch call.Type {
 	case execpb.Call_UPDATE:
 		if call.Update == nil {
@@ -178,21 +204,108 @@ func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *h
 		if herr := validateExecutorUpdate(call); herr != nil {
 			return herr
 		}
-		if herr := ownTask(e, call.Update.Status); herr != nil {
-			return herr
-		}
-		x.executorUpdate(e, call.Update.Status)
+		return ownTask(e, call.Update.Status)
 	case execpb.Call_MESSAGE:
 		if call.Message == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 		}
-		e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
-			AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
-		}})
-	default:
-		return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
+		return nil
+	}
+	return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
+}
+
+// applyCall applies a call checkCall passed.
+func (x *executorAPI) applyCall(a *agent, e *executor, call *execpb.Call) {
+	if call.Type == execpb.Call_UPDATE {
+		x.executorUpdate(e, call.Update.Status)
+		return
+	}
+	e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+		AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
+	}})
+}
+
+// maxBatch bounds the calls one batch may carry.
+const maxBatch = 1024
+
+// handleBatch serves several UPDATE and MESSAGE calls of one executor in
+// one request (our executor's, when its updates queue while one is in
+// flight): a RecordIO body (Content-Type application/recordio) of calls in
+// Message-Content-Type's codec. The calls are checked first and applied
+// in their order only if every one passes, under one hold of the
+// cluster's lock, so the answer is one: 202 when all were applied, an
+// error when none was (the executor then sends them one by one, each
+// getting its own answer). A Mesos agent answers such a request 415,
+// and so did this one before it took batches.
+func (x *executorAPI) handleBatch(w http.ResponseWriter, r *http.Request) {
+	batch, herr := readBatch(w, r)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	x.c.mu.Lock()
+	herr = x.executorBatch(x.c.agents[0], batch, bearer(r))
+	x.c.mu.Unlock()
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (x *executorAPI) executorBatch(a *agent, batch []*execpb.Call, token string) *httpError {
+	first := batch[0]
+	for i, call := range batch {
+		if call.FrameworkID != first.FrameworkID || call.ExecutorID != first.ExecutorID {
+			return errorf(http.StatusBadRequest, "Call %d of the batch is not of framework %s's executor %s", i, first.FrameworkID.Value, first.ExecutorID.Value)
+		}
+	}
+	e, herr := x.callingExecutor(a, first, token)
+	if herr != nil {
+		return herr
+	}
+	for i, call := range batch {
+		if herr := checkCall(e, call); herr != nil {
+			return errorf(herr.code, "Call %d of the batch: %s", i, herr.msg)
+		}
+	}
+	for _, call := range batch {
+		x.applyCall(a, e, call)
 	}
 	return nil
+}
+
+// readBatch reads a batch's calls.
+func readBatch(w http.ResponseWriter, r *http.Request) ([]*execpb.Call, *httpError) {
+	c, ok := codecFor(r.Header.Get("Message-Content-Type"))
+	if !ok {
+		return nil, errorf(http.StatusUnsupportedMediaType, "Expecting 'Message-Content-Type' of %s or %s", typeJSON, typeProtobuf)
+	}
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "Failed to read body: %v", err)
+	}
+	var batch []*execpb.Call
+	for len(body) > 0 {
+		if len(batch) == maxBatch {
+			return nil, errorf(http.StatusBadRequest, "More than %d calls in one batch", maxBatch)
+		}
+		nl := bytes.IndexByte(body, '\n')
+		n, err := strconv.Atoi(string(body[:max(nl, 0)]))
+		if nl < 0 || err != nil || n < 0 || n > len(body)-nl-1 {
+			return nil, errorf(http.StatusBadRequest, "Failed to parse body: record %d is not a RecordIO record", len(batch))
+		}
+		call := new(execpb.Call)
+		if err := c.decode(body[nl+1:nl+1+n], call); err != nil {
+			return nil, errorf(http.StatusBadRequest, "Failed to parse record %d into Call: %v", len(batch), err)
+		}
+		batch = append(batch, call)
+		body = body[nl+1+n:]
+	}
+	if len(batch) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Expecting at least one call")
+	}
+	return batch, nil
 }
 
 // validateExecutorUpdate applies the Mesos agent's rules for UPDATE calls.

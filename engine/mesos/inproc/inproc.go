@@ -43,6 +43,10 @@ func Register(host string, h http.Handler) (unregister func()) {
 	}
 }
 
+// Serves reports whether requests for host (host:port) are served in this
+// process.
+func Serves(host string) bool { return lookup(host) != nil }
+
 // server is one registration (handlers are not comparable).
 type server struct{ h http.Handler }
 
