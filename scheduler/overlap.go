@@ -208,8 +208,8 @@ func (h *statusHandler) retiringUpdate(ctx context.Context, reg *registry.Regist
 		return true, err
 	}
 	h.st.dropRetiring(tid.JobName, tid.Item)
-	if _, asked := h.st.retireKilled[st.TaskID]; asked && st.State == task.Killed && st.Message == "" {
-		st.Message = "stopped after its replacement started on another cluster (moveOverlapSeconds)"
+	if _, asked := h.st.retireKilled[st.TaskID]; asked && st.State == task.Killed {
+		st.Message = task.KilledMessage("the scheduler: its replacement started on another cluster (moveOverlapSeconds)", st.Message)
 	}
 	delete(h.st.retireKilled, st.TaskID)
 	job, _ := h.catalog.Job(tid.JobName)
@@ -229,8 +229,8 @@ func (h *statusHandler) givenUpUpdate(tid jobs.TaskID, st engine.Status) bool {
 	if st.State.Terminal() {
 		delete(h.st.givenUp, st.TaskID)
 		job, _ := h.catalog.Job(tid.JobName)
-		if st.Message == "" {
-			st.Message = "stopped: it did not run within the job's moveOverlapSeconds; the task it was to replace runs on"
+		if st.State == task.Killed {
+			st.Message = task.KilledMessage("the scheduler: it did not run within the job's moveOverlapSeconds; the task it was to replace runs on", st.Message)
 		}
 		h.obs.StatusChanged(observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID,
 			Item: tid.Item, At: h.clock.Now()}, st)
