@@ -219,21 +219,20 @@ func (h *statusHandler) retiringUpdate(ctx context.Context, reg *registry.Regist
 	return true, nil
 }
 
-// givenUpUpdate tells the observers of an update of a task whose overlap was given up
+// givenUpUpdate tells the observers of the end of a task whose overlap was given up
 // (giveUpOverlap killed it; its shard's entry is the old task again), so its end is
-// recorded; it reports whether the task is one, which is then not killed again.
+// recorded; it reports whether the update is one. A live update of such a task is an
+// orphan's, killed again: the first kill may not have reached it (it was unreachable).
 func (h *statusHandler) givenUpUpdate(tid jobs.TaskID, st engine.Status) bool {
-	if !h.st.givenUp[st.TaskID] {
+	if !h.st.givenUp[st.TaskID] || !st.State.Terminal() {
 		return false
 	}
-	if st.State.Terminal() {
-		delete(h.st.givenUp, st.TaskID)
-		job, _ := h.catalog.Job(tid.JobName)
-		if st.State == task.Killed {
-			st.Message = task.KilledMessage("the scheduler: it did not run within the job's moveOverlapSeconds; the task it was to replace runs on", st.Message)
-		}
-		h.obs.StatusChanged(observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID,
-			Item: tid.Item, At: h.clock.Now()}, st)
+	delete(h.st.givenUp, st.TaskID)
+	job, _ := h.catalog.Job(tid.JobName)
+	if st.State == task.Killed {
+		st.Message = task.KilledMessage("the scheduler: it did not run within the job's moveOverlapSeconds; the task it was to replace runs on", st.Message)
 	}
+	h.obs.StatusChanged(observe.TaskEvent{TaskID: st.TaskID, Job: tid.JobName, App: job.AppName, AgentID: st.AgentID,
+		Item: tid.Item, At: h.clock.Now()}, st)
 	return true
 }

@@ -52,8 +52,8 @@ type state struct {
 	// engine to kill, and when (killRetiring asks again only after retireAgain).
 	retiring     map[string]map[int]registry.Retiring
 	retireKilled map[string]time.Time
-	// givenUp are the new tasks of overlaps given up (overlap.go): killed once, their
-	// end told to the observers though the registry no longer holds them.
+	// givenUp are the new tasks of overlaps given up (overlap.go): their end is told to
+	// the observers though the registry no longer holds them.
 	givenUp map[string]bool
 
 	reservation round.Reservation // the launch round's, carried to the next
