@@ -36,35 +36,35 @@ import (
 const retireAgain = time.Minute
 
 // startOverlap begins a declared overlap for shard item of job, whose task e runs on a
-// cluster the job no longer runs on. It reports whether the shard is being moved so
-// (false: the caller leaves it be this round).
-func (l *launcher) startOverlap(ctx context.Context, now time.Time, job string, item int, e task.Entry, cfg jobs.Config, cluster string, drained bool) bool {
+// cluster the job no longer runs on (or a drained one). A shard it does not move now is
+// left be this round.
+func (l *launcher) startOverlap(ctx context.Context, now time.Time, job string, item int, e task.Entry, cfg jobs.Config, cluster string, drained bool) {
 	if e.State != task.Running {
-		return false // a task still starting moves once it runs
+		return // a task still starting moves once it runs
 	}
 	if at, ok := l.overlapRetry[e.TaskID]; ok && now.Before(at) {
-		return false // its last overlap was given up: tried again later
+		return // its last overlap was given up: tried again later
 	}
 	retiring, err := l.st.retiringAll(ctx, l.reg)
 	if err != nil {
 		l.log.Warn("move a DAEMON shard: read the retiring tasks", "job", job, "err", err)
-		return false
+		return
 	}
 	if _, busy := retiring[job][item]; busy {
-		return false // the shard is in an overlap already (this task is its replacement)
+		return // the shard is in an overlap already (this task is its replacement)
 	}
 	startBy := now.Add(time.Duration(cfg.MoveOverlapSeconds) * time.Second)
 	ch := l.reg.Change()
 	if err := ch.Retire(ctx, job, item, e, now, startBy); err != nil {
 		l.log.Warn("move a DAEMON shard with an overlap: queue its replacement", "job", job, "item", item, "err", err)
-		return false
+		return
 	}
 	if err := ch.Commit(ctx); err != nil {
 		if errors.Is(err, registry.ErrConflict) {
 			l.st.reloadRunning()
 		}
 		l.log.Warn("move a DAEMON shard with an overlap", "job", job, "item", item, "task", e.TaskID, "err", err)
-		return false
+		return
 	}
 	l.st.dropRunning(job, item)
 	l.st.retiring = nil // read again with the record's version
@@ -73,7 +73,6 @@ func (l *launcher) startOverlap(ctx context.Context, now time.Time, job string, 
 	l.wake()
 	l.log.Info("moving a DAEMON shard with a declared overlap: starting it on another cluster before stopping it",
 		"job", job, "item", item, "task", e.TaskID, "cluster", cluster, "drained", drained, "start_by", startBy)
-	return true
 }
 
 // sweepRetiring ends the overlaps whose time has come: a retiring task whose
@@ -96,7 +95,7 @@ func (l *launcher) sweepRetiring(ctx context.Context, v round.View) {
 				killRetiring(ctx, l.driver, l.log, l.st, l.clock.Now(), r, "its replacement runs")
 			case !v.Now.Before(r.StartBy):
 				if _, asked := l.st.retireKilled[r.TaskID]; !asked {
-					l.giveUpOverlap(ctx, v.Now, job, item, r, cur, has)
+					l.giveUpOverlap(ctx, v, job, item, r, cur, has)
 				}
 			default:
 				l.alarm.set(r.StartBy)
@@ -110,20 +109,36 @@ func (l *launcher) sweepRetiring(ctx context.Context, v round.View) {
 // one's retry (if it failed) is dropped, and so is the job's ready entry when every
 // shard runs again; then the new task, if any, is killed. The move is tried again an
 // overlap later (l.overlapRetry).
-func (l *launcher) giveUpOverlap(ctx context.Context, now time.Time, job string, item int, r registry.Retiring, cur task.Entry, has bool) {
+func (l *launcher) giveUpOverlap(ctx context.Context, v round.View, job string, item int, r registry.Retiring, cur task.Entry, has bool) {
+	now := v.Now
 	var replaced *task.Entry
 	if has {
 		replaced = &cur
 	}
 	ch := l.reg.Change().Reinstate(job, item, r, replaced).DropFailover(job, item)
 	cfg, _ := l.catalog.Job(job)
-	if n := len(l.st.running[job]); (has && n >= cfg.ShardingTotalCount) || (!has && n+1 >= cfg.ShardingTotalCount) {
-		ch.DropReady(job)
+	n := len(v.Running[job])
+	if !has {
+		n++
+	}
+	if n >= cfg.ShardingTotalCount {
+		ch.DropReady(job) // every shard runs again: nothing is left to launch
 	}
 	if err := ch.Commit(ctx); err != nil {
 		l.st.reloadRunning()
 		l.log.Warn("give up a DAEMON shard's overlapping move", "job", job, "item", item, "err", err)
 		return
+	}
+	// The round under way sees the old task as the shard's again, so it launches no
+	// second replacement (its view's running map is the mirror, dropped here: the next
+	// view reads the entries again, with their versions).
+	if v.Running != nil {
+		if v.Running[job] == nil {
+			v.Running[job] = map[int]task.Entry{}
+		}
+		e := r.Entry
+		e.Version = 0
+		v.Running[job][item] = e
 	}
 	l.st.reloadRunning()
 	l.queues.changed()

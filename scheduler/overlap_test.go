@@ -346,3 +346,45 @@ func TestDaemonPlacementChangeMovesWithoutRestart(t *testing.T) {
 		t.Fatalf("kills %v: another change stops the job's run, its retiring task with it", k)
 	}
 }
+
+// TestOverlapGivenUpForEveryShard: a two-shard job whose shards both move and find no
+// room is given up shard by shard in one round: both old tasks run on as the shards'
+// entries, and the job's queue entry goes with the last.
+func TestOverlapGivenUpForEveryShard(t *testing.T) {
+	r := newRig(t)
+	cl := &movableClusters{list: []round.ClusterState{{Name: "mesos"}, {Name: "k8s"}}}
+	r.rebuild(func(d *Deps) { d.Clusters = cl })
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) {
+		j.JobName, j.JobExecutionType, j.ShardingTotalCount, j.Cron, j.MoveOverlapSeconds = "two", jobs.Daemon, 2, "0 0 0 * * ?", 30
+	})
+	r.trigger("two")
+	r.offerOn("mesos", "o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	old := map[int]string{}
+	for item, e := range r.running("two") {
+		old[item] = e.TaskID
+		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: e.AgentID, State: task.Running}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(old) != 2 {
+		t.Fatalf("running %+v", r.running("two"))
+	}
+	r.clk.Advance(time.Second)
+	cl.list = []round.ClusterState{{Name: "mesos", Drained: true}, {Name: "k8s"}}
+	r.sched.launcher.round(r.ctx)
+	if m, _ := r.reg.Work().RetiringOf(r.ctx, "two"); len(m) != 2 || len(r.running("two")) != 0 || r.readyCount("two") != 1 {
+		t.Fatalf("retiring %+v, running %+v, ready %d", m, r.running("two"), r.readyCount("two"))
+	}
+	r.clk.Advance(30 * time.Second)
+	r.sched.launcher.round(r.ctx)
+	for item, id := range old {
+		if e := r.running("two")[item]; e.TaskID != id {
+			t.Errorf("shard %d runs %+v after giving up, want %s", item, e, id)
+		}
+	}
+	if m, _ := r.reg.Work().RetiringOf(r.ctx, "two"); len(m) != 0 || r.readyCount("two") != 0 || len(r.drv.kills) != 0 {
+		t.Fatalf("retiring %+v, ready %d, kills %v", m, r.readyCount("two"), r.drv.kills)
+	}
+}
