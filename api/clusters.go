@@ -94,6 +94,10 @@ func (s *clusterHandlers) views(ctx context.Context) ([]clusterView, error) {
 	if err != nil {
 		return nil, err
 	}
+	retiring, err := s.reg.Work().RetiringTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]clusterView, 0, len(s.clusters))
 	for _, cl := range s.clusters {
 		v := clusterView{Name: cl.Name, Engine: cl.Engine}
@@ -103,6 +107,13 @@ func (s *clusterHandlers) views(ctx context.Context) ([]clusterView, error) {
 		for _, items := range running {
 			for _, e := range items {
 				if s.owns(cl.Name, e.AgentID) {
+					v.RunningTasks++
+				}
+			}
+		}
+		for _, items := range retiring { // an overlapping move's old task still runs there
+			for _, r := range items {
+				if s.owns(cl.Name, r.AgentID) {
 					v.RunningTasks++
 				}
 			}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -194,4 +195,48 @@ func TestTaskViews(t *testing.T) {
 	}
 	golden(t, "tasks_running", e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/running", "").Body)
 	golden(t, "tasks_failover", e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/failover", "").Body)
+}
+
+// TestRunningTasksListRetiring: a DAEMON shard in an overlapping move is listed with both
+// its tasks, its current one first and the old one marked retiring with its bounds.
+func TestRunningTasksListRetiring(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	old := task.Entry{TaskID: "d@-@0@-@READY@-@@-@01000000-0000-8000-8000-000000000001", AgentID: "mesos:agent-1", Hostname: "host-1",
+		State: "TASK_RUNNING", LaunchedAt: t0.Add(-time.Hour), UpdatedAt: t0}
+	if err := e.reg.Change().Launch("d", 0, old).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	running, err := e.reg.Work().RunningOf(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := e.reg.Change()
+	if err := ch.Retire(ctx, "d", 0, running[0], t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cur := task.Entry{TaskID: "d@-@0@-@READY@-@@-@01000000-0000-8000-8000-000000000002", AgentID: "k8s:agent-1", Hostname: "host-2",
+		State: "TASK_STAGING", LaunchedAt: t0, UpdatedAt: t0}
+	if err := e.reg.Change().Launch("d", 0, cur).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		TaskID        string     `json:"taskId"`
+		Retiring      bool       `json:"retiring"`
+		RetiringSince *time.Time `json:"retiringSince"`
+		StartBy       *time.Time `json:"startBy"`
+	}
+	if err := json.Unmarshal(e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/running", "").Body, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].TaskID != cur.TaskID || rows[0].Retiring || rows[0].StartBy != nil ||
+		rows[1].TaskID != old.TaskID || !rows[1].Retiring || !rows[1].RetiringSince.Equal(t0) || !rows[1].StartBy.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("running rows %+v", rows)
+	}
+	if ready, _ := e.reg.Work().ReadyQueue(ctx); len(ready) != 1 || ready[0].Job != "d" {
+		t.Fatalf("the retirement queued %+v, want d's relaunch", ready)
+	}
 }

@@ -396,6 +396,11 @@ type runningView struct {
 	Busy         bool       `json:"busy"` // a DAEMON task inside a run
 	LaunchedAt   time.Time  `json:"launchedAt"`
 	RunKey       string     `json:"runKey,omitempty"` // the idempotency key of the trigger it serves
+	// Retiring: the old task of a DAEMON shard's overlapping move (registry.Retiring),
+	// listed beside the shard's new one until that one runs.
+	Retiring      bool       `json:"retiring,omitempty"`
+	RetiringSince *time.Time `json:"retiringSince,omitempty"`
+	StartBy       *time.Time `json:"startBy,omitempty"`
 }
 
 func (s *jobHandlers) runningTasks(c *gin.Context) {
@@ -404,17 +409,32 @@ func (s *jobHandlers) runningTasks(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
+	retiring, err := s.regIn(c).Work().RetiringTasks(c)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
 	out := []runningView{}
 	for job, items := range all {
 		for item, rt := range items {
-			out = append(out, runningView{job, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
+			out = append(out, runningView{JobName: job, ShardingItem: item, TaskID: rt.TaskID, AgentID: rt.AgentID, Hostname: rt.Hostname,
+				State: rt.State, Busy: rt.Busy, LaunchedAt: rt.LaunchedAt, RunKey: rt.RunKey})
+		}
+	}
+	for job, items := range retiring {
+		for item, r := range items {
+			out = append(out, runningView{JobName: job, ShardingItem: item, TaskID: r.TaskID, AgentID: r.AgentID, Hostname: r.Hostname,
+				State: r.State, Busy: r.Busy, LaunchedAt: r.LaunchedAt, RunKey: r.RunKey, Retiring: true, RetiringSince: &r.Since, StartBy: &r.StartBy})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].JobName != out[j].JobName {
 			return out[i].JobName < out[j].JobName
 		}
-		return out[i].ShardingItem < out[j].ShardingItem
+		if out[i].ShardingItem != out[j].ShardingItem {
+			return out[i].ShardingItem < out[j].ShardingItem
+		}
+		return !out[i].Retiring && out[j].Retiring // the shard's current task first
 	})
 	c.JSON(http.StatusOK, out)
 }

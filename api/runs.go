@@ -162,7 +162,8 @@ func (s *runHandlers) runningOfRun(ctx context.Context, v *runView, key string) 
 	}
 	for item, rt := range running {
 		if rt.RunKey == key {
-			v.Running = append(v.Running, runningView{v.JobName, item, rt.TaskID, rt.AgentID, rt.Hostname, rt.State, rt.Busy, rt.LaunchedAt, rt.RunKey})
+			v.Running = append(v.Running, runningView{JobName: v.JobName, ShardingItem: item, TaskID: rt.TaskID, AgentID: rt.AgentID, Hostname: rt.Hostname,
+				State: rt.State, Busy: rt.Busy, LaunchedAt: rt.LaunchedAt, RunKey: rt.RunKey})
 		}
 	}
 	slices.SortFunc(v.Running, func(a, b runningView) int { return a.ShardingItem - b.ShardingItem })

@@ -346,3 +346,126 @@ func TestMigrationRunbook(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonMovesWithOverlap: a DAEMON job that declares moveOverlapSeconds, running on
+// remote (a Mesos master of its own), has its clusters changed to local (the embedded
+// engine). The change does not restart it; its shard starts on local while the old task
+// runs on remote, and the old task is killed only once the new one runs: the new task's
+// TASK_RUNNING is recorded before the old one's TASK_KILLED, whose message says why. The
+// API lists the old task as retiring while the overlap lasts (when a poll catches it),
+// and remote is empty after.
+func TestDaemonMovesWithOverlap(t *testing.T) {
+	t.Parallel()
+	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
+	list := filepath.Join(t.TempDir(), "clusters.yaml")
+	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
+	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
+	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	out := outDir(t)
+	job := map[string]any{
+		"jobName": "resident", "appName": "rec", "jobExecutionType": "DAEMON", "cron": "*/1 * * * * ?",
+		"shardingTotalCount": 1, "cpuCount": 0.1, "memoryMB": 32, "jobType": "SCRIPT",
+		"clusters": []string{"remote"}, "moveOverlapSeconds": 60,
+		"props": map[string]string{"script.command.line": `pwd >> "` + out + `/dirs"`},
+	}
+	s.must(http.MethodPost, "/api/job/register", job)
+	runsOn := func(dir string) int {
+		b, _ := os.ReadFile(filepath.Join(out, "dirs"))
+		n := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, dir) {
+				n++
+			}
+		}
+		return n
+	}
+	type row struct {
+		TaskID   string `json:"taskId"`
+		AgentID  string `json:"agentId"`
+		State    string `json:"state"`
+		Retiring bool   `json:"retiring"`
+	}
+	rows := func() []row {
+		var all []struct {
+			row
+			JobName string `json:"jobName"`
+		}
+		s.getJSON("/api/job/tasks/running", &all)
+		var out []row
+		for _, r := range all {
+			if r.JobName == "resident" {
+				out = append(out, r.row)
+			}
+		}
+		return out
+	}
+	eventually(t, waitLong, func() bool {
+		rs := rows()
+		return len(rs) == 1 && strings.HasPrefix(rs[0].AgentID, "remote:") && rs[0].State == "TASK_RUNNING" && runsOn(ml.workDir) >= 2
+	}, "resident running on remote (running: %v)", late(func() any { return rows() }))
+	old := rows()[0].TaskID
+
+	job["clusters"] = []string{"local"}
+	s.must(http.MethodPut, "/api/job/update", job)
+	sawRetiring := false
+	var moved string
+	eventually(t, waitLong, func() bool {
+		rs := rows()
+		for _, r := range rs {
+			sawRetiring = sawRetiring || (r.Retiring && r.TaskID == old)
+		}
+		if len(rs) == 1 && !rs[0].Retiring && strings.HasPrefix(rs[0].AgentID, "local:") && rs[0].State == "TASK_RUNNING" {
+			moved = rs[0].TaskID
+			return true
+		}
+		return false
+	}, "resident moved to local (running: %v)", late(func() any { return rows() }))
+	local := filepath.Join(s.dataDir, "mesos")
+	eventually(t, waitLong, func() bool { return runsOn(local) >= 1 }, "a run on local")
+
+	type trace struct {
+		TaskID       string    `json:"taskId"`
+		State        string    `json:"state"`
+		Message      string    `json:"message"`
+		CreationTime time.Time `json:"creationTime"`
+	}
+	var newRunning, oldKilled *trace
+	eventually(t, waitLong, func() bool {
+		var page struct {
+			Rows []trace `json:"rows"`
+		}
+		s.getJSON("/api/job/events/statusTraces?per_page=100&jobName=resident", &page)
+		newRunning, oldKilled = nil, nil
+		for i, r := range page.Rows {
+			switch {
+			case r.TaskID == moved && r.State == "TASK_RUNNING":
+				newRunning = &page.Rows[i]
+			case r.TaskID == old && r.State == "TASK_KILLED":
+				oldKilled = &page.Rows[i]
+			}
+		}
+		return newRunning != nil && oldKilled != nil
+	}, "the new task's TASK_RUNNING and the old one's TASK_KILLED in history")
+	if oldKilled.CreationTime.Before(newRunning.CreationTime) {
+		t.Errorf("the old task was killed at %v, before the new one ran at %v", oldKilled.CreationTime, newRunning.CreationTime)
+	}
+	if !strings.Contains(oldKilled.Message, "its replacement started on another cluster") {
+		t.Errorf("the old task's end says %q, not why it was stopped", oldKilled.Message)
+	}
+	var views []struct {
+		Name         string `json:"name"`
+		RunningTasks int    `json:"runningTasks"`
+	}
+	eventually(t, waitLong, func() bool {
+		if err := json.Unmarshal(s.must(http.MethodGet, "/api/operate/clusters", nil), &views); err != nil {
+			t.Fatal(err)
+		}
+		return len(views) == 2 && views[1].Name == "remote" && views[1].RunningTasks == 0 && views[0].RunningTasks == 1
+	}, "remote empty, local running the shard (clusters: %+v)", late(func() any { return views }))
+	t.Logf("the API listed the old task as retiring during the overlap: %v", sawRetiring)
+	s.must(http.MethodDelete, "/api/job/resident/deregister", nil)
+	eventually(t, waitLong, func() bool { return len(rows()) == 0 }, "the deregistered daemon to stop")
+}

@@ -211,7 +211,7 @@ func (c runGroup) tasksOfJob(ctx context.Context, job string, o logsOpts) ([]*sh
 	}
 	for _, r := range rows {
 		item, _ := r["shardingItem"].(float64)
-		if r["jobName"] == job && want(int(item)) {
+		if r["jobName"] == job && want(int(item)) && r["retiring"] != true { // a shard's current task, not its retiring one
 			byItem[int(item)] = str(r["taskId"])
 		}
 	}

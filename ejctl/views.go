@@ -72,7 +72,11 @@ func (c runGroup) taskTable(view string, rows []map[string]any) error {
 	switch view {
 	case "running":
 		for _, r := range rows {
-			out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), str(r["state"]), str(r["hostname"]), since(r["launchedAt"]), str(r["taskId"])})
+			state := str(r["state"])
+			if r["retiring"] == true { // the old task of a DAEMON shard's overlapping move
+				state += " (retiring)"
+			}
+			out = append(out, []string{str(r["jobName"]), str(r["shardingItem"]), state, str(r["hostname"]), since(r["launchedAt"]), str(r["taskId"])})
 		}
 		return c.table([]string{"JOB", "SHARD", "STATE", "HOST", "LAUNCHED", "TASK"}, out)
 	case "ready":

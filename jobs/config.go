@@ -110,7 +110,17 @@ type Config struct {
 	// the clusters named.
 	Clusters       []string `json:"clusters,omitempty"`
 	SpreadClusters bool     `json:"spreadClusters,omitempty"`
+	// MoveOverlapSeconds, for a DAEMON job, declares that a shard moved to another cluster
+	// starts there before it stops where it ran: the old task is killed once the new one
+	// runs, and when the new one does not run within this many seconds it is given up
+	// and the old one runs on (docs/clusters.md). 0: a moved shard stops, then starts.
+	MoveOverlapSeconds int `json:"moveOverlapSeconds,omitempty"`
 }
+
+// MaxMoveOverlapSeconds bounds moveOverlapSeconds (1 hour): a replacement that takes
+// longer to start is a move gone wrong, and the two tasks hold both clusters' resources
+// while it lasts.
+const MaxMoveOverlapSeconds = 3600
 
 // JobType is what a shard runs.
 type JobType string
@@ -286,6 +296,13 @@ func (c Config) Validate() error {
 	}
 	if err := app.ValidateClusters("clusters", c.Clusters); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "))
+	}
+	if c.MoveOverlapSeconds < 0 || c.MoveOverlapSeconds > MaxMoveOverlapSeconds {
+		return fmt.Errorf("%w: moveOverlapSeconds must be 0 (a moved DAEMON shard stops, then starts) to %d (1 hour), got %d",
+			ErrInvalid, MaxMoveOverlapSeconds, c.MoveOverlapSeconds)
+	}
+	if c.MoveOverlapSeconds > 0 && c.JobExecutionType != Daemon {
+		return fmt.Errorf("%w: moveOverlapSeconds is for DAEMON jobs: a running TRANSIENT execution is never moved (its next fire runs on the new cluster)", ErrInvalid)
 	}
 	return c.validateRun()
 }

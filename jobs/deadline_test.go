@@ -48,3 +48,26 @@ func TestRunDeadlineAfter(t *testing.T) {
 		t.Error("no runDeadlineAt gave a deadline")
 	}
 }
+
+func TestMoveOverlapValidation(t *testing.T) {
+	daemon := func(c *Config) { c.JobExecutionType, c.Cron = Daemon, "0 * * * * ?" }
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		bad  string
+	}{
+		{"none", func(*Config) {}, ""},
+		{"a daemon's", func(c *Config) { daemon(c); c.MoveOverlapSeconds = 120 }, ""},
+		{"the most", func(c *Config) { daemon(c); c.MoveOverlapSeconds = MaxMoveOverlapSeconds }, ""},
+		{"negative", func(c *Config) { daemon(c); c.MoveOverlapSeconds = -1 }, "moveOverlapSeconds must be 0"},
+		{"too long", func(c *Config) { daemon(c); c.MoveOverlapSeconds = MaxMoveOverlapSeconds + 1 }, "to 3600 (1 hour), got 3601"},
+		{"transient", func(c *Config) { c.MoveOverlapSeconds = 60 }, "moveOverlapSeconds is for DAEMON jobs"},
+	} {
+		c := validJob()
+		tc.mod(&c)
+		err := c.Validate()
+		if tc.bad == "" && err != nil || tc.bad != "" && (err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.bad)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

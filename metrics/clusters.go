@@ -100,6 +100,11 @@ func (s *clusterState) Collect(ch chan<- prometheus.Metric) {
 		s.errs.Inc()
 		return
 	}
+	retiring, err := s.reg.Work().RetiringTasks(ctx)
+	if err != nil {
+		s.errs.Inc()
+		return
+	}
 	drained, err := s.reg.Clusters().Drained(ctx)
 	if err != nil {
 		s.errs.Inc()
@@ -107,11 +112,11 @@ func (s *clusterState) Collect(ch chan<- prometheus.Metric) {
 	}
 	count := make(map[string]int, len(s.names))
 	usedCPUs, usedMem := map[string]float64{}, map[string]float64{}
-	for job, items := range running {
+	add := func(job string, agents []string) {
 		cfg, err := s.reg.Config().Job(ctx, job)
 		known := err == nil // deleted while its tasks end: no resources to tell
-		for _, e := range items {
-			c := engine.ClusterOf(e.AgentID)
+		for _, a := range agents {
+			c := engine.ClusterOf(a)
 			if c == "" {
 				c = s.names[0]
 			}
@@ -121,6 +126,20 @@ func (s *clusterState) Collect(ch chan<- prometheus.Metric) {
 				usedMem[c] += cfg.MemoryMB
 			}
 		}
+	}
+	for job, items := range running {
+		agents := make([]string, 0, len(items))
+		for _, e := range items {
+			agents = append(agents, e.AgentID)
+		}
+		add(job, agents)
+	}
+	for job, items := range retiring { // an overlapping move's old task still runs there
+		agents := make([]string, 0, len(items))
+		for _, r := range items {
+			agents = append(agents, r.AgentID)
+		}
+		add(job, agents)
 	}
 	s.m.offered.mu.Lock()
 	offCPUs, offMem := s.m.offered.cpus, s.m.offered.memMB

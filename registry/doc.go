@@ -10,6 +10,7 @@
 //	/state/ready/{jobName}                       queue.Ready (JSON: count, since, pending runs)
 //	/state/running/{jobName}/{jobName}@-@{item}  task.Entry (JSON: taskId, agent, state…)
 //	/state/failover/{jobName}/{jobName}@-@{item} queue.Failover (JSON: failed taskId, since)
+//	/state/retiring/{jobName}/{jobName}@-@{item} Retiring (a DAEMON shard's old task while its move overlaps)
 //	/state/disable/app/{appName}                 present = disabled
 //	/state/disable/job/{jobName}                 present = disabled (task.Pause when the scheduler paused it)
 //	/state/runs/{jobName}                        task.RunState (failed runs in a row)

@@ -49,6 +49,7 @@ var nsRoots = []nsRoot{
 	{WorkflowsPath, 1},
 	{ReadyPath, 1},
 	{RunningPath, 2},
+	{RetiringPath, 2},
 	{failoverPath, 2},
 	{disabledAppPath, 1},
 	{disabledJobPath, 1},

@@ -55,6 +55,7 @@ var scanKinds = []scanKind{
 	{WorkflowsPath, 1, true, decodeInto[workflow.Config]},
 	{ReadyPath, 1, true, decodeInto[queue.Ready]},
 	{RunningPath, 2, true, shardValue[task.Entry]},
+	{RetiringPath, 2, true, shardValue[Retiring]},
 	{failoverPath, 2, true, shardValue[queue.Failover]},
 	{runsPath, 1, true, decodeInto[task.RunState]},
 	{TriggerKeysPath, 1, true, decodeInto[task.RunRecord]},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
@@ -45,8 +46,16 @@ func (c *configFollower) apply(ctx context.Context, ch registry.ConfigChange) {
 		c.producer.RescheduleAll()
 		c.queueDaemons(ctx)
 	case registry.ConfigJob, registry.ConfigJobDisabled:
-		if _, exists := c.catalog.Job(ch.Name); had && !exists && ch.Kind == registry.ConfigJob {
+		now, exists := c.catalog.Job(ch.Name)
+		if had && !exists && ch.Kind == registry.ConfigJob {
 			c.markDeleted(ctx, ch.Name, was.JobExecutionType == jobs.Daemon)
+		}
+		if had && exists && ch.Kind == registry.ConfigJob && placementOnly(was, now) {
+			// A DAEMON job moved by its own clusters runs on: the launch round moves the
+			// shards that must move (daemonmove.go), with its declared overlap if any.
+			c.queues.changed()
+			c.producer.RescheduleFrom(ch.Name, c.changedAt(ctx, ch.Name))
+			return
 		}
 		c.jobChanged(ctx, ch.Name, c.changedAt(ctx, ch.Name))
 	case registry.ConfigApp, registry.ConfigAppDisabled:
@@ -95,6 +104,18 @@ func (c *configFollower) changedAt(ctx context.Context, name string) time.Time {
 		return time.Time{}
 	}
 	return at
+}
+
+// placementOnly reports a change of a DAEMON job that touches only where its shards
+// run (clusters, spreadClusters, moveOverlapSeconds): its running shards are not
+// restarted by it, since what they run is the same.
+func placementOnly(was, now jobs.Config) bool {
+	if was.JobExecutionType != jobs.Daemon || now.JobExecutionType != jobs.Daemon {
+		return false
+	}
+	was.Clusters, was.SpreadClusters, was.MoveOverlapSeconds = nil, false, 0
+	now.Clusters, now.SpreadClusters, now.MoveOverlapSeconds = nil, false, 0
+	return reflect.DeepEqual(was, now)
 }
 
 // jobChanged kills the job's running tasks (update, disable and deregister
@@ -156,6 +177,15 @@ func (c *configFollower) killJob(ctx context.Context, name string) {
 		if err := c.driver.Kill(ctx, rt.TaskID, rt.AgentID); err != nil {
 			c.log.Warn("kill task", "task", rt.TaskID, "err", err)
 		}
+	}
+	// A DAEMON shard's old task in an overlapping move is of the run that stops too.
+	retiring, err := c.st.retiringAll(ctx, c.reg)
+	if err != nil {
+		c.log.Warn("kill job: read retiring tasks", "job", name, "err", err)
+		return
+	}
+	for _, r := range retiring[name] {
+		killRetiring(ctx, c.driver, c.log, c.st, c.clock.Now(), r, "its job changed")
 	}
 }
 

@@ -21,10 +21,22 @@ func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry
 		return
 	}
 	rt, ok := running[tid.Item]
-	if !ok || rt.TaskID != rep.TaskID {
-		return // a report of a task that is no longer current
-	}
-	if busy := rep.Type == jobs.DaemonBegin; rt.Busy != busy {
+	switch {
+	case !ok || rt.TaskID != rep.TaskID:
+		// The old task of an overlapping move still runs the job's cron until its
+		// replacement runs: its runs count as any of the shard's (overlap.go).
+		retiring, err := h.st.retiringAll(ctx, reg)
+		if err != nil {
+			h.log.Warn("daemon report: read retiring tasks", "task", rep.TaskID, "err", err)
+			return
+		}
+		r, ok := retiring[tid.JobName][tid.Item]
+		if !ok || r.TaskID != rep.TaskID {
+			return // a report of a task that is no longer current
+		}
+		rt = r.Entry
+	case rt.Busy != (rep.Type == jobs.DaemonBegin):
+		busy := rep.Type == jobs.DaemonBegin
 		rt.Busy = busy
 		rt.UpdatedAt = h.clock.Now().UTC()
 		if err := h.mark(ctx, reg, tid, rt); err != nil {

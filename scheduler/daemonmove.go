@@ -17,8 +17,10 @@ import (
 // queues the job again (task.Transition's RequeueDaemon) and the round places the shard on a
 // cluster that takes it: a shard stops before it starts elsewhere, so it never runs twice.
 // Each task is asked to stop once per term (a kill that fails is retried by the next
-// reconciliation's view of it, not by every round).
+// reconciliation's view of it, not by every round). A job that declares an overlap
+// (moveOverlapSeconds) starts the shard elsewhere first instead (overlap.go).
 func (l *launcher) moveDaemons(ctx context.Context, v round.View) {
+	defer l.sweepRetiring(ctx, v)
 	if len(v.Clusters) == 0 {
 		return
 	}
@@ -56,6 +58,10 @@ func (l *launcher) moveDaemons(ctx context.Context, v round.View) {
 				continue // nowhere else to go: it runs on where it is
 			}
 			stillRunning[e.TaskID] = true
+			if cfg.MoveOverlapSeconds > 0 {
+				l.startOverlap(ctx, v.Now, job, item, e, cfg, cur, !takes[cur])
+				continue
+			}
 			if l.moved[e.TaskID] {
 				continue
 			}
@@ -70,6 +76,11 @@ func (l *launcher) moveDaemons(ctx context.Context, v round.View) {
 	for id := range l.moved {
 		if !stillRunning[id] {
 			delete(l.moved, id)
+		}
+	}
+	for id := range l.overlapRetry {
+		if !stillRunning[id] {
+			delete(l.overlapRetry, id)
 		}
 	}
 }

@@ -31,6 +31,27 @@ func (s *Scheduler) IdleExecutors(ctx context.Context, ns string) ([]IdleExecuto
 		if err != nil {
 			return err
 		}
+		retiring, err := s.st.retiringAll(ctx, s.deps.Registry)
+		if err != nil {
+			return err
+		}
+		if len(retiring) > 0 { // an overlapping move's old task keeps its executor busy
+			merged := make(map[string]map[int]task.Entry, len(running)+len(retiring))
+			for job, items := range running {
+				merged[job] = items
+			}
+			for job, items := range retiring {
+				m := map[int]task.Entry{}
+				for item, e := range merged[job] {
+					m[item] = e
+				}
+				for item, r := range items {
+					m[-1-item] = r.Entry // beside the shard's current task
+				}
+				merged[job] = m
+			}
+			running = merged
+		}
 		out = idleExecutors(s.st.executors, running, s.catalog, ns)
 		return nil
 	})

@@ -40,10 +40,13 @@ type launcher struct {
 	runs    *durations // how long jobs' runs take, for the holders' expected ends
 	// caps are the namespaces' capacities; nextFires the producer's next
 	// fires (capacity.go).
-	caps      *capacities
-	clusters  Clusters        // the clusters and their state (nil: one engine)
-	moved     map[string]bool // DAEMON tasks asked to stop this term to move (daemonmove.go)
-	nextFires func(until time.Time, keep func(job string) bool) []round.Fire
+	caps     *capacities
+	clusters Clusters        // the clusters and their state (nil: one engine)
+	moved    map[string]bool // DAEMON tasks asked to stop this term to move (daemonmove.go)
+	// overlapRetry: DAEMON tasks whose overlapping move was given up, and when it is
+	// tried again (overlap.go).
+	overlapRetry map[string]time.Time
+	nextFires    func(until time.Time, keep func(job string) bool) []round.Fire
 	// nextFireAt is the producer's soonest next fire of any job (ok
 	// false: none), for the decline filter (refuseBefore).
 	nextFireAt func() (time.Time, bool)

@@ -90,6 +90,7 @@ func (r *reconciler) reconcile(ctx context.Context, explicit bool) error {
 				refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
 			}
 		}
+		refs = r.retiringRefs(ctx, refs)
 		if len(refs) == 0 {
 			return nil // an empty explicit list would be an implicit reconcile
 		}
@@ -118,6 +119,9 @@ func (r *reconciler) begin(ctx context.Context) {
 		}
 	}
 	if len(r.st.awaiting) == 0 {
+		if refs := r.retiringRefs(ctx, nil); len(refs) > 0 {
+			r.ask(ctx, refs, false) // their answers hold no launch back
+		}
 		return
 	}
 	r.st.awaitFrom = r.clock.Now()
@@ -133,7 +137,26 @@ func (r *reconciler) begin(ctx context.Context) {
 			refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
 		}
 	}
-	r.ask(ctx, refs, true)
+	r.ask(ctx, r.retiringRefs(ctx, refs), true)
+}
+
+// retiringRefs adds the retiring tasks (overlap.go) to an explicit reconciliation: a new
+// term learns whether each still runs (and kills it once its replacement runs), and an
+// engine of several clusters knows them as tasks on their cluster, reported unreachable
+// while it is lost. Launching does not wait for their answers: their shards' running
+// entries are their replacements'.
+func (r *reconciler) retiringRefs(ctx context.Context, refs []engine.TaskRef) []engine.TaskRef {
+	retiring, err := r.st.retiringAll(ctx, r.reg)
+	if err != nil {
+		r.log.Warn("reconcile: read retiring tasks", "err", err)
+		return refs
+	}
+	for _, items := range retiring {
+		for _, rt := range items {
+			refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+		}
+	}
+	return refs
 }
 
 // ask sends the subscription's reconciliation (refs; explicit, or

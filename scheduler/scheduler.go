@@ -209,7 +209,8 @@ func New(d Deps) *Scheduler {
 		obs: d.Tasks, gauges: d.Gauges, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: caps.ExecutorSharing,
 		accepts: caps.InFlight(),
-		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{}}
+		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{},
+		overlapRetry: map[string]time.Time{}}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}

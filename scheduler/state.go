@@ -46,6 +46,15 @@ type state struct {
 	// reading and decoding every running task again every round. nil: to
 	// be loaded (after a conflict or a resync).
 	running map[string]map[int]task.Entry
+	// retiring mirrors /state/retiring (registry.Retiring: a DAEMON shard's old task
+	// while its move to another cluster overlaps; overlap.go), kept as running is;
+	// nil: to be loaded. retireKilled are the retiring tasks this term has asked the
+	// engine to kill, and when (killRetiring asks again only after retireAgain).
+	retiring     map[string]map[int]registry.Retiring
+	retireKilled map[string]time.Time
+	// givenUp are the new tasks of overlaps given up (overlap.go): their end is told to
+	// the observers though the registry no longer holds them.
+	givenUp map[string]bool
 
 	reservation round.Reservation // the launch round's, carried to the next
 	lastWork    time.Time         // the last round that had work waiting
@@ -71,7 +80,8 @@ type state struct {
 func newState() *state {
 	return &state{offers: map[string]engine.Offer{}, executors: map[offers.ExecutorKey]bool{},
 		offered: map[string]offers.Resources{}, unreachable: map[string]time.Time{},
-		lostCluster: map[string]string{}}
+		lostCluster: map[string]string{}, retireKilled: map[string]time.Time{},
+		givenUp: map[string]bool{}}
 }
 
 // runningAll returns every running task, loading the mirror if needed.
@@ -125,8 +135,45 @@ func (st *state) dropRunning(job string, item int) {
 	}
 }
 
-// reloadRunning forgets the mirror; the next read reloads it.
-func (st *state) reloadRunning() { st.running = nil }
+// reloadRunning forgets the mirrors; the next read reloads them.
+func (st *state) reloadRunning() { st.running, st.retiring = nil, nil }
+
+// retiringAll returns every retiring task (job → item), loading the mirror if needed.
+// Callers must not modify the maps.
+func (st *state) retiringAll(ctx context.Context, reg *registry.Registry) (map[string]map[int]registry.Retiring, error) {
+	if st.retiring != nil {
+		return st.retiring, nil
+	}
+	all, err := reg.Work().RetiringTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.retiring = all
+	return all, nil
+}
+
+// putRetiring records a committed retiring record in the mirror.
+func (st *state) putRetiring(job string, item int, r registry.Retiring) {
+	if st.retiring == nil {
+		return
+	}
+	m := st.retiring[job]
+	if m == nil {
+		m = map[int]registry.Retiring{}
+		st.retiring[job] = m
+	}
+	m[item] = r
+}
+
+// dropRetiring records a committed removal of a retiring record in the mirror.
+func (st *state) dropRetiring(job string, item int) {
+	if m := st.retiring[job]; m != nil {
+		delete(m, item)
+		if len(m) == 0 {
+			delete(st.retiring, job)
+		}
+	}
+}
 
 // heldOffers are the offers held, as a round takes them (by id).
 func (st *state) heldOffers() []offers.Offer {

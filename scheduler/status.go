@@ -50,6 +50,11 @@ func (h *statusHandler) handle(ctx context.Context, reg *registry.Registry, st e
 	if err != nil {
 		return err
 	}
+	if in.Entry == nil {
+		if ok, err := h.retiringUpdate(ctx, reg, tid, st); ok || err != nil {
+			return err // the old task of a DAEMON shard's overlapping move (overlap.go)
+		}
+	}
 	out := task.Transition(in)
 	if out.Message != "" {
 		st.Message = out.Message // history says who killed it
@@ -123,6 +128,9 @@ func (h *statusHandler) read(ctx context.Context, reg *registry.Registry, tid jo
 func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid jobs.TaskID, in task.Input, st engine.Status, out task.Outcome) error {
 	h.replaceOriginalDaemon(ctx, in, st)
 	if out.Stale {
+		if h.givenUpUpdate(tid, st) {
+			return nil
+		}
 		h.stale(ctx, st, out)
 		return nil
 	}
@@ -147,7 +155,11 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	}
 	switch {
 	case out.Mark != nil:
-		return h.mark(ctx, reg, tid, *out.Mark)
+		err := h.mark(ctx, reg, tid, *out.Mark)
+		if err == nil && out.Mark.State == task.Running && in.Job.Daemon {
+			h.replacementRuns(ctx, reg, tid, st.TaskID)
+		}
+		return err
 	case out.End != nil:
 		return h.end(ctx, reg, tid, job, ev, st, *out.End, in)
 	}
