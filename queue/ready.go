@@ -47,7 +47,13 @@ type Ready struct {
 	// commits stage fires seconds ahead).
 	Staged   time.Time `json:"staged,omitzero"`
 	StagedBy string    `json:"stagedBy,omitempty"`
-	Version  int64     `json:"-"`
+	// Gen is the generation of the entry (0: none recorded, an entry
+	// written by an earlier version): set by the registry when it makes
+	// the entry and kept by every rewrite of it, so a writer conditional
+	// on what it read is never taken for one of an entry made anew since
+	// (the registry's layout says how).
+	Gen     int64 `json:"gen,omitempty"`
+	Version int64 `json:"-"`
 }
 
 // Relaunch is a rolled-back launch of an execution: which execution (a
@@ -154,7 +160,10 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 		return rd, true
 	}
 	rd := *cur
-	if t.Fire && !t.Misfire && rd.Count >= 1 {
+	// A plain execution collapses into a plain one pending, never into a
+	// run with an override: that run serves its override, not the
+	// instant (a catch-up's, a fire's), which would go unserved.
+	if t.Fire && !t.Misfire && rd.plain() >= 1 {
 		// Whether it collapses is known at its instant (Staged): the
 		// earliest such fire is kept (with a lead under half the period,
 		// the producer's rule, there is one at most).
@@ -164,7 +173,7 @@ func Add(cur *Ready, t Trigger, maxPending int) (next Ready, changed bool) {
 		rd.Staged, rd.StagedBy = at, t.By
 		return rd, true
 	}
-	if (!t.Misfire && t.Run == nil && rd.Count >= 1) || Full(rd, maxPending) {
+	if (!t.Misfire && t.Run == nil && rd.plain() >= 1) || Full(rd, maxPending) {
 		return rd, false
 	}
 	rd.Count++
@@ -273,7 +282,7 @@ func CompareReady(a, b *Ready) int {
 // launches before the instant of the fire staged into it (Staged): that
 // fire, held back until its instant as a new entry of a staged fire is.
 func stagedNext(rd Ready) Ready {
-	next := Ready{Job: rd.Job, Count: 1, Since: rd.Staged, NotBefore: rd.Staged, Nominal: addNominal(nil, rd.Staged), Version: rd.Version}
+	next := Ready{Job: rd.Job, Count: 1, Since: rd.Staged, NotBefore: rd.Staged, Nominal: addNominal(nil, rd.Staged), Gen: rd.Gen, Version: rd.Version}
 	if rd.StagedBy != "" {
 		next.PlainBy = addOrigin(nil, rd.StagedBy)
 	}

@@ -326,3 +326,41 @@ func TestAFireStagedIntoAPendingExecutionCollapsesAtItsInstant(t *testing.T) {
 		t.Fatalf("misfire=true adds an execution: %+v", misfire)
 	}
 }
+
+// TestAPlainExecutionDoesNotCollapseIntoARun: with misfire=false a plain
+// execution (a fire, a catch-up, a plain trigger) collapses into a plain
+// one pending, never into a run with an override, which serves its
+// override and not the instant: staged or not, the fire is queued behind
+// the run and keeps its instant; a second one collapses into it.
+func TestAPlainExecutionDoesNotCollapseIntoARun(t *testing.T) {
+	run, _ := Add(nil, Trigger{Run: &PendingRun{JobParameter: "p"}, At: t0}, 0)
+	for _, fire := range []bool{false, true} {
+		at := t0.Add(time.Second)
+		rd, changed := Add(&run, Trigger{Fire: fire, At: at, Nominal: at}, 0)
+		if !changed || rd.Count != 2 || !rd.Staged.IsZero() {
+			t.Fatalf("fire %v: %+v %v, want it queued behind the run", fire, rd, changed)
+		}
+		if got := rd.NominalInstants(); len(got) != 1 || !got[0].Equal(at) {
+			t.Fatalf("fire %v: serves %v", fire, got)
+		}
+		rest, _ := Take(rd, at)
+		if rest.Count != 1 || rest.First() != nil || !rest.FirstNominal().Equal(at) || rest.Gen != rd.Gen {
+			t.Fatalf("fire %v: after the run %+v", fire, rest)
+		}
+		if _, changed := Add(&rd, Trigger{At: at.Add(time.Second)}, 0); changed {
+			t.Fatalf("fire %v: a plain trigger did not collapse into the plain execution pending", fire)
+		}
+	}
+}
+
+// TestAStagedFireKeepsTheEntrysGeneration: the entry a staged fire
+// becomes is the same entry, rewritten: its generation stays.
+func TestAStagedFireKeepsTheEntrysGeneration(t *testing.T) {
+	rd, _ := Add(nil, Trigger{Fire: true, At: t0}, 0)
+	rd.Gen = 7
+	rd, _ = Add(&rd, Trigger{Fire: true, At: t0.Add(time.Second)}, 0)
+	next, ok := Take(rd, t0.Add(time.Second/2))
+	if !ok || next.Gen != 7 || !next.NotBefore.Equal(t0.Add(time.Second)) {
+		t.Fatalf("after the take: %+v %v", next, ok)
+	}
+}

@@ -60,7 +60,7 @@ func (c *Change) Unlaunch(job string, item int) *Change {
 // Dequeue takes the oldest execution of a ready entry, conditional on the
 // version it was read at (a trigger meanwhile is never lost).
 func (c *Change) Dequeue(rd queue.Ready, now time.Time) *Change {
-	c.ops = append(c.ops, dequeueOp(rd, now))
+	c.ops = append(c.ops, dequeueOps(rd, now)...)
 	return c
 }
 
@@ -90,7 +90,7 @@ func (c *Change) DropFailover(job string, item int) *Change {
 
 // DropReady removes a job's pending executions.
 func (c *Change) DropReady(job string) *Change {
-	c.ops = append(c.ops, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
+	c.ops = append(c.ops, readyDeleteOps(job)...)
 	return c
 }
 

@@ -49,10 +49,10 @@ func (cf Config) UpdateJobAt(ctx context.Context, c jobs.Config, at time.Time) e
 		return err
 	}
 	return cf.r.withApp(ctx, c, func(check []store.Op) error {
-		ops := append(check,
-			setJSON(jobPath(c.JobName), c, store.AnyVersion),
-			store.Delete(ReadyPath+"/"+c.JobName, store.AnyVersion),
-			store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))
+		ops := append(append(check,
+			setJSON(jobPath(c.JobName), c, store.AnyVersion)),
+			append(readyDeleteOps(c.JobName),
+				store.Delete(failoverPath+"/"+c.JobName, store.AnyVersion))...)
 		if !at.IsZero() {
 			ops = append(ops, store.Put(gatePath(c.JobName), gateAt(at)))
 		}
@@ -143,8 +143,8 @@ func (cf Config) SetDisabled(ctx context.Context, kind, name string, disabled bo
 	if disabled {
 		ops := []store.Op{store.Put(p, []byte(now.UTC().Format(time.RFC3339)))}
 		if kind == "job" {
-			ops = append(ops, store.Put(gatePath(name), gateOffValue(now)),
-				store.Delete(ReadyPath+"/"+name, store.AnyVersion),
+			ops = append(append(append(ops, store.Put(gatePath(name), gateOffValue(now))),
+				readyDeleteOps(name)...),
 				store.Delete(failoverPath+"/"+name, store.AnyVersion))
 		}
 		return cf.r.commit(ctx, ops...)

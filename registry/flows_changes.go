@@ -43,9 +43,9 @@ func (c *Change) QueueNodes(ctx context.Context, job string, starts []NodeStart,
 // DropPendingRun removes the pending execution queued under key from the
 // job's ready entry (conditional on the version read now), if it holds it.
 func (c *Change) DropPendingRun(ctx context.Context, job, key string) error {
-	op, ok, err := c.r.dropPendingRunOp(ctx, job, key)
+	ops, ok, err := c.r.dropPendingRunOps(ctx, job, key)
 	if ok {
-		c.ops = append(c.ops, op)
+		c.ops = append(c.ops, ops...)
 	}
 	return err
 }

@@ -143,7 +143,8 @@ func (cf Config) JobChangedAt(ctx context.Context, job string) (time.Time, error
 	return at, nil
 }
 
-// PruneGates forgets the gates of deregistered jobs (gate.go): a gate
+// PruneGates forgets the gates of deregistered jobs (gate.go), and their
+// ready generations (ready_gen.go): a gate
 // whose job is gone is stamped with now when first seen, and deleted
 // once stamped before cutoff, each conditional on the version read (a
 // registration meanwhile writes the gate and wins).
@@ -167,7 +168,9 @@ func (cf Config) PruneGates(ctx context.Context, now, cutoff time.Time) error {
 		if v == gateOff {
 			ops = append(ops, store.Set(p, gateOffValue(now), n.Version))
 		} else if at, err := time.Parse(time.RFC3339Nano, v[len(gateOff):]); err != nil || at.Before(cutoff) {
-			ops = append(ops, store.Delete(p, n.Version))
+			// The job's ready generation (ready_gen.go) is kept as long, for
+			// the same reason, and goes with it.
+			ops = append(ops, store.Delete(p, n.Version), store.Delete(readyGenOf(lastSegment(n.Path)), store.AnyVersion))
 		}
 	}
 	if len(ops) == 0 {

@@ -48,6 +48,7 @@ var nsRoots = []nsRoot{
 	{JobsPath, 1},
 	{WorkflowsPath, 1},
 	{ReadyPath, 1},
+	{readyGenPath, 1},
 	{RunningPath, 2},
 	{RetiringPath, 2},
 	{failoverPath, 2},

@@ -355,7 +355,7 @@ func TestOriginalNodeRewrittenOnChange(t *testing.T) {
 		if rd.Job != "yaml_job" {
 			continue
 		}
-		if err := r.commit(ctx, dequeueOp(rd, time.Now())); err != nil {
+		if err := r.commit(ctx, dequeueOps(rd, time.Now())...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -180,6 +180,7 @@ func jobDeleteOps(name string) []store.Op {
 	return []store.Op{
 		store.Delete(jobPath(name), store.AnyVersion),
 		store.Delete(ReadyPath+"/"+name, store.AnyVersion),
+		bumpGen(name), // kept, as the gate is (ready_gen.go): PruneGates forgets it
 		store.Delete(failoverPath+"/"+name, store.AnyVersion),
 		store.Delete(disabledJobPath+"/"+name, store.AnyVersion),
 		store.Delete(runsPath+"/"+name, store.AnyVersion),

@@ -135,7 +135,7 @@ func TestAFireStagedIntoAPendingExecutionSurvivesItsEarlyLaunch(t *testing.T) {
 	if rd.Count != 1 || !rd.Staged.Equal(t2) {
 		t.Fatalf("the fire of %v is not staged into the pending execution: %+v", t2, rd)
 	}
-	if err := r.commit(ctx, dequeueOp(rd, t2.Add(-5*time.Second))); err != nil { // launched 5 s before the fire's instant
+	if err := r.commit(ctx, dequeueOps(rd, t2.Add(-5*time.Second))...); err != nil { // launched 5 s before the fire's instant
 		t.Fatal(err)
 	}
 	rd = count(t, r, "j1")
@@ -160,7 +160,7 @@ func TestTriggerRunOverridesAndIdempotency(t *testing.T) {
 	if rd.Count != 2 || len(rd.Runs) != 2 || rd.Runs[0].JobParameter != "a" {
 		t.Fatalf("%+v", rd)
 	}
-	if err := r.commit(ctx, dequeueOp(rd, t0)); err != nil {
+	if err := r.commit(ctx, dequeueOps(rd, t0)...); err != nil {
 		t.Fatal(err)
 	}
 	rd = count(t, r, "j1")
@@ -188,7 +188,7 @@ func TestDequeueIsConditional(t *testing.T) {
 	if _, err := r.Work().Trigger(ctx, "j1", true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.commit(ctx, dequeueOp(stale, t0)); !errors.Is(err, store.ErrConflict) {
+	if err := r.commit(ctx, dequeueOps(stale, t0)...); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("dequeue at a stale version: %v (a concurrent trigger would be lost)", err)
 	}
 }

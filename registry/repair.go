@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -52,7 +53,11 @@ func (r *Registry) RemoveDamaged(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.commitPhys(ctx, store.Delete(p, n.Version)); err != nil {
+	ops := []store.Op{store.Delete(p, n.Version)}
+	if gen, ok := readyGenAt(p); ok {
+		ops = append(ops, store.Put(gen, nil)) // a ready entry's generation ends with it (ready_gen.go)
+	}
+	if err := r.commitPhys(ctx, ops...); err != nil {
 		return fmt.Errorf("registry: remove %s: %w", p, err)
 	}
 	r.damage.Forget(p)
@@ -101,6 +106,17 @@ func validateRepair(p string, value []byte) ([]byte, error) {
 			return nil, fmt.Errorf("appName '%s' is not the name its path gives, '%s'", c.AppName, name)
 		}
 		return mustJSON(c), c.Validate()
+	case "state/ready":
+		// The generation is the registry's (ready_gen.go), not the
+		// replacement's: one given would make every later write of the
+		// entry fail its check. The next write that reads the entry
+		// records it.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(value, &m) == nil && m["gen"] != nil {
+			delete(m, "gen")
+			return mustJSON(m), nil
+		}
+		return value, nil
 	case "config/job":
 		c := jobs.Default()
 		if err := json.Unmarshal(value, &c); err != nil {
@@ -112,6 +128,16 @@ func validateRepair(p string, value []byte) ([]byte, error) {
 		return mustJSON(c), c.Validate()
 	}
 	return value, nil
+}
+
+// readyGenAt is the generation node of the ready entry at store path p
+// (ok false: p is no ready entry), in p's tree.
+func readyGenAt(p string) (string, bool) {
+	if SubtreeOf(p) != "state/ready" {
+		return "", false
+	}
+	name := lastSegment(p)
+	return strings.TrimSuffix(p, ReadyPath+"/"+name) + readyGenOf(name), true
 }
 
 // commitPhys commits ops on the store itself, behind the fence.

@@ -149,15 +149,15 @@ func (sc Schedule) EnqueueBackfillRun(ctx context.Context, run BackfillRun, now 
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", err
 		}
-		op, changed, err := sc.r.triggerOp(ctx, run.Job, queue.Trigger{Run: &pr, At: now})
+		entry, changed, err := sc.r.triggerOp(ctx, run.Job, queue.Trigger{Run: &pr, At: now})
 		if err != nil {
 			return "", err
 		}
 		if !changed {
 			return "", fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, run.Job, sc.r.maxPending)
 		}
-		err = sc.r.commit(ctx, mark,
-			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At}), op)
+		err = sc.r.commit(ctx, append([]store.Op{mark,
+			createJSON(TriggerKeysPath+"/"+run.Key, task.RunRecord{JobName: run.Job, At: pr.At})}, entry...)...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}

@@ -201,7 +201,7 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, miss
 				if k < len(instants) {
 					nominal = instants[k]
 				}
-				op, changed, err := r.triggerOpOver(ctx, job, queue.Trigger{Misfire: m.Misfire, At: now, By: ByCatchUp, Nominal: nominal}, ops)
+				entry, changed, err := r.triggerOpOver(ctx, job, queue.Trigger{Misfire: m.Misfire, At: now, By: ByCatchUp, Nominal: nominal}, ops)
 				if errors.Is(err, ErrDamaged) {
 					break // its entry is set aside: the rest fire
 				}
@@ -211,7 +211,9 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, miss
 				if !changed {
 					break
 				}
-				ops = replaceOp(ops, op)
+				for _, op := range entry {
+					ops = replaceOp(ops, op)
+				}
 			}
 		}
 		if b.last {
@@ -230,8 +232,8 @@ func (r *Registry) triggerMissedBatch(ctx context.Context, b missedBatchOf, miss
 }
 
 // triggerOpOver is triggerOp applied on top of an op of the same batch that
-// already wrote the job's entry.
-func (r *Registry) triggerOpOver(ctx context.Context, job string, t queue.Trigger, batch []store.Op) (store.Op, bool, error) {
+// already wrote the job's entry (its generation's op is in the batch too).
+func (r *Registry) triggerOpOver(ctx context.Context, job string, t queue.Trigger, batch []store.Op) ([]store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	for i := len(batch) - 1; i >= 0; i-- {
 		if batch[i].Path != p {
@@ -239,15 +241,15 @@ func (r *Registry) triggerOpOver(ctx context.Context, job string, t queue.Trigge
 		}
 		cur, err := decodeReady(store.Node{Path: p, Value: batch[i].Value})
 		if err != nil {
-			return store.Op{}, false, err
+			return nil, false, err
 		}
 		rd, changed := queue.Add(&cur, t, r.maxPending)
 		if !changed {
-			return store.Op{}, false, nil
+			return nil, false, nil
 		}
 		op := batch[i]
 		op.Value = encodeAt(p, rd)
-		return op, true, nil
+		return []store.Op{op}, true, nil
 	}
 	return r.triggerOp(ctx, job, t)
 }

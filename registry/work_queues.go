@@ -45,11 +45,11 @@ func (wk Work) TriggerBy(ctx context.Context, job string, misfire bool, now time
 // run again (a preemption) still serves the instant it was queued for.
 func (wk Work) TriggerServing(ctx context.Context, job string, misfire bool, now time.Time, by string, nominal time.Time) (bool, error) {
 	for range maxCASRetries {
-		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by, Nominal: nominal})
+		ops, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by, Nominal: nominal})
 		if err != nil || !changed {
 			return false, err
 		}
-		err = wk.r.commit(ctx, op)
+		err = wk.r.commit(ctx, ops...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -174,11 +174,16 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 		}
 		t := queue.Trigger{Misfire: f.Misfire, Fire: true, At: f.At, By: ByCron, Nominal: f.Instant}
 		if absent != nil && absent(job) {
+			gen, genOp, err := newGen(ctx, r.kv, job)
+			if err != nil {
+				return nil, err
+			}
 			rd, _ := queue.Add(nil, t, r.maxPending)
-			ops = append(append(ops, gate...), createJSON(ReadyPath+"/"+job, rd))
+			rd.Gen = gen
+			ops = append(append(ops, gate...), genOp, createJSON(ReadyPath+"/"+job, rd))
 			continue
 		}
-		op, changed, err := r.triggerOp(ctx, job, t)
+		entry, changed, err := r.triggerOp(ctx, job, t)
 		if errors.Is(err, ErrDamaged) {
 			continue // its ready entry is set aside: the other jobs fire
 		}
@@ -186,7 +191,7 @@ func (r *Registry) triggerFires(ctx context.Context, fires map[string]CronFire, 
 			return nil, err
 		}
 		if changed {
-			ops = append(append(ops, gate...), op)
+			ops = append(append(ops, gate...), entry...)
 		}
 	}
 	slices.Sort(void)
@@ -220,29 +225,39 @@ func fireMark(ctx context.Context, kv store.KV, instant time.Time, id string) (o
 	return append(ops, store.Set(firedCommitPath, []byte(id), n.Version)), false, nil
 }
 
-// triggerOp computes the write that adds one execution. A run with an
+// triggerOp computes the write that adds one execution: the entry's
+// generation's op (ready_gen.go), then the entry's. A run with an
 // override is always added (collapsing it would lose its parameter); the
 // count never passes MaxPending.
-func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) (store.Op, bool, error) {
+func (r *Registry) triggerOp(ctx context.Context, job string, t queue.Trigger) ([]store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
+		gen, genOp, err := newGen(ctx, r.kv, job)
+		if err != nil {
+			return nil, false, err
+		}
 		rd, _ := queue.Add(nil, t, r.maxPending)
-		return createJSON(p, rd), true, nil
+		rd.Gen = gen
+		return []store.Op{genOp, createJSON(p, rd)}, true, nil
 	}
 	if err != nil {
-		return store.Op{}, false, err
+		return nil, false, err
 	}
 	cur, err := decodeReady(n)
 	if err != nil {
 		r.setAside(n, err)
-		return store.Op{}, false, err
+		return nil, false, err
 	}
 	rd, changed := queue.Add(&cur, t, r.maxPending)
 	if !changed {
-		return store.Op{}, false, nil
+		return nil, false, nil
 	}
-	return setJSON(p, rd, n.Version), true, nil
+	genOp, err := keepGen(ctx, r.kv, &rd)
+	if err != nil {
+		return nil, false, err
+	}
+	return []store.Op{genOp, setJSON(p, rd, n.Version)}, true, nil
 }
 
 // ErrQueueFull is returned when a job already has MaxPending executions.
@@ -264,14 +279,14 @@ func (wk Work) TriggerRun(ctx context.Context, job string, run queue.PendingRun,
 			}
 			ops = append(ops, createJSON(kp, map[string]any{"jobName": job, "at": run.At}))
 		}
-		op, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
+		entry, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Run: &run, At: now})
 		if err != nil {
 			return false, err
 		}
 		if !changed {
 			return false, fmt.Errorf("%w: job '%s' already has %d pending executions", ErrQueueFull, job, wk.r.maxPending)
 		}
-		err = wk.r.commit(ctx, append(ops, op)...)
+		err = wk.r.commit(ctx, append(ops, entry...)...)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -347,20 +362,26 @@ func (wk Work) ReadyQueue(ctx context.Context) ([]queue.Ready, error) {
 	return out, nil
 }
 
-// dequeueOp returns the op that takes one execution from rd (conditional
-// on rd's version, so a concurrent trigger is never lost).
-func dequeueOp(rd queue.Ready, now time.Time) store.Op {
+// dequeueOps returns the ops that take one execution from rd, conditional
+// on rd's version and generation (ready_gen.go), so a concurrent trigger is
+// never lost and an entry made anew since is never taken for rd. rd comes
+// from a view, not a read now: an entry without a generation is taken on
+// its version alone.
+func dequeueOps(rd queue.Ready, now time.Time) []store.Op {
 	p := ReadyPath + "/" + rd.Job
 	next, ok := queue.Take(rd, now)
 	if !ok {
-		return store.Delete(p, rd.Version)
+		return []store.Op{store.Delete(p, rd.Version), endGen(rd)}
 	}
-	return setJSON(p, next, rd.Version)
+	if rd.Gen == 0 {
+		return []store.Op{setJSON(p, next, rd.Version)}
+	}
+	return []store.Op{store.Check(readyGenOf(rd.Job), rd.Gen-1), setJSON(p, next, rd.Version)}
 }
 
 // ClearReady removes a job's pending executions.
 func (wk Work) ClearReady(ctx context.Context, job string) error {
-	return wk.r.commit(ctx, store.Delete(ReadyPath+"/"+job, store.AnyVersion))
+	return wk.r.commit(ctx, readyDeleteOps(job)...)
 }
 
 // runningPathOf is the node of a job's shard.

@@ -45,7 +45,11 @@ func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeSt
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return append(ops, createJSON(p, queue.Ready{Count: len(runs), Since: now, Runs: runs})), nil
+		gen, genOp, err := newGen(ctx, r.kv, job)
+		if err != nil {
+			return nil, err
+		}
+		return append(ops, genOp, createJSON(p, queue.Ready{Count: len(runs), Since: now, Runs: runs, Gen: gen})), nil
 	}
 	if err != nil {
 		return nil, err
@@ -59,38 +63,46 @@ func (r *Registry) queueNodeOps(ctx context.Context, job string, starts []NodeSt
 	}
 	rd.Count += len(runs)
 	rd.Runs = append(rd.Runs, runs...)
-	return append(ops, setJSON(p, rd, n.Version)), nil
+	genOp, err := keepGen(ctx, r.kv, &rd)
+	if err != nil {
+		return nil, err
+	}
+	return append(ops, genOp, setJSON(p, rd, n.Version)), nil
 }
 
-// dropPendingRunOp returns the op that removes the pending execution
-// queued under key from job's ready entry (conditional on its version),
-// or ok false when the entry does not hold it.
-func (r *Registry) dropPendingRunOp(ctx context.Context, job, key string) (store.Op, bool, error) {
+// dropPendingRunOps returns the ops that remove the pending execution
+// queued under key from job's ready entry (conditional on its version and
+// generation), or ok false when the entry does not hold it.
+func (r *Registry) dropPendingRunOps(ctx context.Context, job, key string) ([]store.Op, bool, error) {
 	p := ReadyPath + "/" + job
 	n, err := r.kv.Get(ctx, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Op{}, false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return store.Op{}, false, err
+		return nil, false, err
 	}
 	rd, err := decodeReady(n)
 	if err != nil {
-		return store.Op{}, false, err
+		return nil, false, err
 	}
 	for i, run := range rd.Runs {
 		if run.IdempotencyKey != key {
 			continue
 		}
 		if rd.Count <= 1 {
-			return store.Delete(p, n.Version), true, nil
+			return []store.Op{store.Delete(p, n.Version), endGen(rd)}, true, nil
 		}
 		rd.Runs = append(rd.Runs[:i:i], rd.Runs[i+1:]...)
 		rd.Count--
 		rd.Misfired = min(rd.Misfired, rd.Count-1)
-		return setJSON(p, rd, n.Version), true, nil
+		genOp, err := keepGen(ctx, r.kv, &rd)
+		if err != nil {
+			return nil, false, err
+		}
+		return []store.Op{genOp, setJSON(p, rd, n.Version)}, true, nil
 	}
-	return store.Op{}, false, nil
+	return nil, false, nil
 }
 
 // PendingKeys returns the idempotency keys of every pending execution.
@@ -183,15 +195,25 @@ func (wk Work) Requeue(ctx context.Context, with *Change, job string, run *queue
 		if len(tasks) > 0 {
 			next.Relaunch = queue.RelaunchOf(run, tasks)
 		}
-		op := createJSON(p, next)
-		if ok {
-			op = setJSON(p, next, rd.Version)
-		}
 		var ops []store.Op
 		if with != nil {
 			ops = append(ops, with.ops...)
 		}
-		err = wk.r.commit(ctx, append(ops, op)...)
+		if ok {
+			genOp, err := keepGen(ctx, wk.r.kv, &next)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, genOp, setJSON(p, next, rd.Version))
+		} else {
+			gen, genOp, err := newGen(ctx, wk.r.kv, job)
+			if err != nil {
+				return err
+			}
+			next.Gen = gen
+			ops = append(ops, genOp, createJSON(p, next))
+		}
+		err = wk.r.commit(ctx, ops...)
 		if !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)) {
 			return err
 		}

@@ -35,17 +35,17 @@ func TestQueueAndDropNodeExecutions(t *testing.T) {
 	if err != nil || rec.Workflow != "w/r/b" || rec.JobName != "j" {
 		t.Fatalf("record %+v %v", rec, err)
 	}
-	op, ok, err := r.dropPendingRunOp(ctx, "j", "wf-1")
+	ops, ok, err = r.dropPendingRunOps(ctx, "j", "wf-1")
 	if err != nil || !ok {
 		t.Fatalf("drop: %v %v", ok, err)
 	}
-	if err := r.commit(ctx, op); err != nil {
+	if err := r.commit(ctx, ops...); err != nil {
 		t.Fatal(err)
 	}
 	if rd, _, _ := r.Work().ReadyOf(ctx, "j"); rd.Count != 2 || len(rd.Runs) != 1 || rd.Runs[0].IdempotencyKey != "wf-2" {
 		t.Fatalf("after the drop: %+v", rd)
 	}
-	if _, ok, _ := r.dropPendingRunOp(ctx, "j", "wf-1"); ok {
+	if _, ok, _ := r.dropPendingRunOps(ctx, "j", "wf-1"); ok {
 		t.Fatal("dropped twice")
 	}
 	keys, _ := r.Work().PendingKeys(ctx)
