@@ -42,7 +42,7 @@ func (c *Change) Retire(ctx context.Context, job string, item int, e task.Entry,
 	}
 	c.ops = append(c.ops, putJSON(retiringPathOf(job, item), Retiring{Entry: e, Since: since.UTC(), StartBy: startBy.UTC()}))
 	if changed {
-		c.ops = append(c.ops, op)
+		c.ops = append(c.ops, op...)
 	}
 	c.ops = append(c.ops, store.Delete(runningPathOf(job, item), e.Version))
 	return nil
