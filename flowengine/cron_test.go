@@ -3,6 +3,8 @@ package flowengine
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -30,6 +32,19 @@ type term struct {
 
 func startTerm(t *testing.T, reg *registry.Registry) *term {
 	t.Helper()
+	return startTermWith(t, reg, termOptions{})
+}
+
+// termOptions change what startTermWith starts.
+type termOptions struct {
+	// hand passes the producer's fires to the engine (nil: directly).
+	hand     func(scheduler.FlowRuns) scheduler.FlowRuns
+	observer Observer
+}
+
+// startTermWith is startTerm with options.
+func startTermWith(t *testing.T, reg *registry.Registry, o termOptions) *term {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	cat := scheduler.NewCatalog(reg)
 	if err := cat.Load(ctx); err != nil {
@@ -37,8 +52,11 @@ func startTerm(t *testing.T, reg *registry.Registry) *term {
 	}
 	log := slog.New(slog.DiscardHandler)
 	prod := &scheduler.Producer{Registry: reg, Catalog: cat, Clock: clock.Real{}, Location: time.UTC, Log: log, Lead: time.Second}
-	eng := New(Deps{Registry: reg, Clock: clock.Real{}, Log: log, Timetable: prod, Options: Options{KeptRuns: 10, Sweep: time.Hour}})
+	eng := New(Deps{Registry: reg, Clock: clock.Real{}, Log: log, Timetable: prod, Observer: o.observer, Options: Options{KeptRuns: 10, Sweep: time.Hour}})
 	prod.Flows = eng
+	if o.hand != nil {
+		prod.Flows = o.hand(eng)
+	}
 	tm := &term{prod: prod, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(tm.done)
@@ -216,6 +234,109 @@ func TestCronChangeVoidsTheOldSchedulesFire(t *testing.T) {
 		runs := cronRuns(t, r.reg, "w")
 		if len(runs) != 1 || runs[0].ID != runID(start.Add(time.Minute+30*time.Second)) {
 			t.Fatalf("runs after the change: %+v", runs)
+		}
+	})
+}
+
+// handOver passes the producer's fires to the engine, running before
+// first on the producer's loop (what happens as a fire is handed over).
+type handOver struct {
+	scheduler.FlowRuns
+	before func(workflow string, instants []time.Time)
+}
+
+func (h handOver) FireFlow(ctx context.Context, workflow string, config uint64, instants []time.Time) error {
+	h.before(workflow, instants)
+	return h.FlowRuns.FireFlow(ctx, workflow, config, instants)
+}
+
+// A workflow's cron changes as the producer hands its 00:01 fire over:
+// the engine takes the change first, then the fire of the old schedule.
+// The instant had come before the change, so its run is made, once,
+// whether the new cron has 00:01 too or not, and the new cron fires
+// after it.
+func TestCronChangeAtTheHandOverRunsTheInstantOnce(t *testing.T) {
+	for _, c := range []struct {
+		name, cron string
+		next       time.Duration // the new cron's first instant after 00:01
+	}{
+		{"due under both", "0 1/2 * * * ?", 3 * time.Minute},
+		{"due under the old only", "30 * * * * ?", time.Minute + 30*time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, "a")
+				start := time.Now()
+				first := start.Add(time.Minute)
+				w := chain("w", "a")
+				w.Cron, w.MaxConcurrentRuns = "0 * * * * ?", 5
+				var changed bool
+				tm := startTermWith(t, r.reg, termOptions{hand: func(eng scheduler.FlowRuns) scheduler.FlowRuns {
+					return handOver{FlowRuns: eng, before: func(_ string, instants []time.Time) {
+						if changed || !instants[0].Equal(first) {
+							return
+						}
+						changed = true
+						w.Cron = c.cron
+						if err := r.reg.Flows().UpdateWorkflow(t.Context(), w); err != nil {
+							t.Error(err)
+						}
+						synctest.Wait() // the engine has the change, and the timetable the new cron
+					}}
+				}})
+				defer tm.stop()
+				addWorkflow(t, r.reg, w)
+				sleepUntil(start.Add(c.next))
+				var got []string
+				for _, run := range cronRuns(t, r.reg, "w") {
+					got = append(got, run.ID)
+				}
+				if want := []string{runID(first), runID(start.Add(c.next))}; !slices.Equal(got, want) {
+					t.Fatalf("runs %v, want %v", got, want)
+				}
+			})
+		})
+	}
+}
+
+// fireLog hears the cron fires' lateness.
+type fireLog struct {
+	mu   sync.Mutex
+	late []time.Duration
+}
+
+func (*fireLog) RunChanged(prev, next workflow.Run) {}
+
+func (l *fireLog) CronFired(instant, made time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.late = append(l.late, made.Sub(instant))
+}
+
+// Each cron fire of the term is observed once with its lateness (0 on
+// the bubble's clock: the run is made at its instant); a takeover's
+// replay of the instants no leader fired is not.
+func TestCronFireLatenessIsObservedForTheTermsInstants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, "a")
+		start := time.Now()
+		tm := startTerm(t, r.reg)
+		c := chain("w", "a")
+		c.Cron, c.Misfire, c.MaxConcurrentRuns = "0 * * * * ?", true, 5
+		addWorkflow(t, r.reg, c)
+		tm.stop()
+		time.Sleep(2*time.Minute + 30*time.Second) // 00:01 and 00:02 pass with no leader
+		var log fireLog
+		tm = startTermWith(t, r.reg, termOptions{observer: Observers{&log}})
+		defer tm.stop()
+		if n := len(cronRuns(t, r.reg, "w")); n != 2 {
+			t.Fatalf("%d runs replayed, want 2", n)
+		}
+		sleepUntil(start.Add(4 * time.Minute))
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if !slices.Equal(log.late, []time.Duration{0, 0}) {
+			t.Fatalf("lateness observed %v, want the 00:03 and 00:04 fires', each 0", log.late)
 		}
 	})
 }

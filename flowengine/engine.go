@@ -24,6 +24,14 @@ type Observer interface {
 	RunChanged(prev, next workflow.Run)
 }
 
+// FireObserver is an Observer that also hears how late each cron fire's
+// run was made: its instant and the run's commit. Only the instants of
+// the term are told (a takeover's replay of the instants no leader fired
+// is late by the gap, not by the engine).
+type FireObserver interface {
+	CronFired(instant, made time.Time)
+}
+
 // Options tune the engine; zero values take the defaults shown.
 type Options struct {
 	// KeptRuns is how many finished runs of each workflow the registry
@@ -77,19 +85,22 @@ type Engine struct {
 	dirty    map[runRef]bool
 	retry    map[runRef]bool // commits that lost a race: redone after a short pause
 
-	// configs version each workflow's schedule handed to the timetable:
-	// a fire of another version is void.
-	configs map[string]uint64
-	version uint64
-	firesMu sync.Mutex
-	fires   []fireReq     // handed in by FireFlow, not yet taken (under firesMu)
-	fired   chan struct{} // kicks Run: fires were handed in
-	stopped chan struct{} // closed when Run returns
+	// scheduled is, per workflow with a schedule in the timetable, the
+	// version of the schedule it was handed in with after it had none
+	// (new, enabled, given a cron): a fire of an earlier version is
+	// void, one of a later version but the current is not (fire).
+	scheduled map[string]uint64
+	version   uint64
+	firesMu   sync.Mutex
+	fires     []fireReq     // handed in by FireFlow, not yet taken (under firesMu)
+	fired     chan struct{} // kicks Run: fires were handed in
+	stopped   chan struct{} // closed when Run returns
 
 	lost     map[string]string    // key → why its execution can no longer end (confirmed)
 	suspects map[string]time.Time // key → when it was first found nowhere
 	killed   map[string]time.Time // task id → when it was last killed
 	timer    clock.Timer
+	began    time.Time // when Run began: earlier instants are a catch-up's (FireObserver)
 	retryAt  time.Time
 	sweepAt  time.Time
 	retainAt time.Time
@@ -120,7 +131,7 @@ func New(d Deps) *Engine {
 	d.Options.defaults()
 	return &Engine{Deps: d, defs: map[string]workflow.Config{}, disabled: map[string]bool{},
 		active: map[string]map[string]*tracked{}, owners: map[string]runRef{}, dirty: map[runRef]bool{},
-		retry: map[runRef]bool{}, configs: map[string]uint64{}, lost: map[string]string{},
+		retry: map[runRef]bool{}, scheduled: map[string]uint64{}, lost: map[string]string{},
 		suspects: map[string]time.Time{}, killed: map[string]time.Time{}, fired: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
@@ -134,6 +145,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		close(e.stopped)
 		e.firesMu.Unlock()
 	}()
+	e.began = e.Clock.Now()
 	events, err := e.watch(ctx)
 	if err != nil {
 		return err

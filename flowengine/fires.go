@@ -20,10 +20,13 @@ import (
 // the fires after the watermark up to its start by the misfire rule.
 
 // Timetable is the leader's one timetable as the engine feeds it
-// (scheduler.Producer): each workflow's schedule, versioned by config
-// (fires of a version since replaced are void), and at a term's start
-// its watermark, after which the instants no leader fired are fired
-// first. Neither call may wait on the engine.
+// (scheduler.Producer): each workflow's schedule, versioned by config,
+// and at a term's start its watermark, after which the instants no
+// leader fired are fired first. A change binds when the timetable takes
+// it: an instant that had come by then is the old schedule's, and its
+// fire runs once handed over, even if the engine takes it after the
+// change; a later instant is the new schedule's (fire). Neither call may
+// wait on the engine.
 type Timetable interface {
 	ScheduleFlow(workflow string, s timing.Schedule, config uint64, since time.Time)
 	UnscheduleFlow(workflow string)
@@ -84,11 +87,13 @@ func (e *Engine) schedule(name string, since time.Time) {
 	e.version++
 	d, ok := e.defs[name]
 	if !ok || e.disabled[name] || !d.Timing().Has() {
-		delete(e.configs, name)
+		delete(e.scheduled, name)
 		e.Timetable.UnscheduleFlow(name)
 		return
 	}
-	e.configs[name] = e.version
+	if _, ok := e.scheduled[name]; !ok {
+		e.scheduled[name] = e.version
+	}
 	e.Timetable.ScheduleFlow(name, d.Timing(), e.version, since)
 }
 
@@ -99,7 +104,7 @@ func (e *Engine) schedule(name string, since time.Time) {
 // it.
 func (e *Engine) scheduleAll(ctx context.Context, start bool) error {
 	now := e.Clock.Now()
-	for name := range e.configs {
+	for name := range e.scheduled {
 		if _, ok := e.defs[name]; !ok {
 			e.schedule(name, time.Time{})
 		}
@@ -136,14 +141,18 @@ func (e *Engine) markFired(ctx context.Context, name string, at time.Time) error
 }
 
 // fire makes runs for cron instants (oldest first) and moves the
-// watermark to the last. Fires of a schedule since replaced (or of a
-// workflow since disabled or deleted) are void: the timetable fires the
-// replacement. A fire that arrives while maxConcurrentRuns runs are
+// watermark to the last. A fire of a schedule since replaced is made
+// still: the timetable hands a fire over only once its instant has come,
+// and takes a change only for the instants after it, so a fire handed
+// over before the change reached the engine is its instant's only one
+// (voided, the instant would run under neither schedule). A fire from
+// before the workflow was disabled, deleted or left without a cron is
+// void (config older than its schedule's first version since). A fire that arrives while maxConcurrentRuns runs are
 // active waits as QUEUED; with misfire=false such fires collapse into
 // one queued cron run.
 func (e *Engine) fire(ctx context.Context, name string, config uint64, instants []time.Time) error {
 	d, ok := e.defs[name]
-	if !ok || len(instants) == 0 || e.configs[name] != config {
+	if since, scheduled := e.scheduled[name]; !ok || !scheduled || config < since || len(instants) == 0 {
 		return nil
 	}
 	last := instants[len(instants)-1]
@@ -181,11 +190,16 @@ func (e *Engine) fire(ctx context.Context, name string, config uint64, instants 
 		e.Log.Error("workflow engine: cron fire", "workflow", name, "at", last, "err", err)
 		return nil
 	}
+	now := e.Clock.Now()
+	fo, _ := e.Observer.(FireObserver)
 	for _, r := range made {
 		e.track(r)
 		e.dirty[runRef{name, r.ID}] = true
 		if e.Observer != nil {
 			e.Observer.RunChanged(workflow.Run{}, r)
+		}
+		if fo != nil && !r.CreatedAt.Before(e.began) { // a cron run is created at its instant
+			fo.CronFired(r.CreatedAt, now)
 		}
 	}
 	return nil

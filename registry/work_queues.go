@@ -44,8 +44,19 @@ func (wk Work) TriggerBy(ctx context.Context, job string, misfire bool, now time
 // instant nominal (zero: none; queue.Ready.Nominal): a run stopped to be
 // run again (a preemption) still serves the instant it was queued for.
 func (wk Work) TriggerServing(ctx context.Context, job string, misfire bool, now time.Time, by string, nominal time.Time) (bool, error) {
+	return wk.TriggerAgain(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by, Nominal: nominal})
+}
+
+// TriggerAgain adds the execution t to the job's ready entry by the
+// misfire and pending-cap rule (queue.Add), and reports whether the entry
+// changed. A run stopped to be run again (a preemption) goes back as what
+// it was: its trigger's override in t.Run (parameter, idempotency key,
+// backfill instant), or the cron instant it served in t.Nominal. The key in t.Run is the run's own, recorded
+// when its trigger was first queued, so it is not checked for a
+// duplicate: TriggerRun would find it and queue nothing.
+func (wk Work) TriggerAgain(ctx context.Context, job string, t queue.Trigger) (bool, error) {
 	for range maxCASRetries {
-		ops, changed, err := wk.r.triggerOp(ctx, job, queue.Trigger{Misfire: misfire, At: now, By: by, Nominal: nominal})
+		ops, changed, err := wk.r.triggerOp(ctx, job, t)
 		if err != nil || !changed {
 			return false, err
 		}

@@ -223,9 +223,10 @@ func (l *launcher) fires(now time.Time, caps map[string]round.Capacity, ready []
 // a preemption (so no other is preempted while they run, and their end
 // says why) and killed gracefully (the engine's kill: SIGTERM, then the
 // grace period); the run is queued again at once, as a misfire serving
-// the cron instant the run served (it launches when its tasks have ended
-// and capacity frees up). A killed
-// task is never a failure (it counts toward no retry and no pause).
+// the cron instant the run served, or as the trigger's run it was (its
+// parameter and idempotency key); it launches when its tasks have ended
+// and capacity frees up. A killed task is never a failure (it counts
+// toward no retry and no pause).
 func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 	for _, p := range ps {
 		// Its end is read by the preempted namespace's users: it names neither the namespace
@@ -236,7 +237,8 @@ func (l *launcher) preempt(ctx context.Context, ps []round.Preemption) {
 			l.log.Warn("preempt: stop the run", "job", p.Job, "err", err)
 			continue
 		}
-		if _, err := l.reg.Work().TriggerServing(ctx, p.Job, true, l.clock.Now(), round.PreemptionBy, out.Nominal); err != nil {
+		again := queue.Trigger{Misfire: true, At: l.clock.Now(), By: round.PreemptionBy, Nominal: out.Nominal, Run: out.Run}
+		if _, err := l.reg.Work().TriggerAgain(ctx, p.Job, again); err != nil {
 			l.log.Warn("preempt: queue the run again", "job", p.Job, "err", err)
 		}
 		l.queues.changed()

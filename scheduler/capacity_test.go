@@ -13,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 )
@@ -207,13 +208,11 @@ func offersRes(cpu offers.Milli, mem int64) offers.Resources {
 	return offers.Resources{CPU: cpu, MemMB: mem}
 }
 
-// TestPreemptionGivesBorrowedCapacityBack: pay's preemptible run borrows
-// the whole 2-CPU cluster (pay has no guarantee); search, guaranteed 1
-// CPU, queues work: the round stops pay's run gracefully (a kill marked
-// as a preemption), queues it again, and search's work launches once the
-// capacity is back. The killed task is no failure, and pay's run queued
-// again does not preempt in turn.
-func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
+// preemptionRig is a 2-CPU cluster shared by pay (no guarantee), whose
+// preemptible crunch takes 1.8 CPU, and search, guaranteed 1 CPU, whose
+// adhoc takes 0.5.
+func preemptionRig(t *testing.T) *rig {
+	t.Helper()
 	r := newRig(t)
 	for _, ns := range []string{"pay", "search"} {
 		rec := namespace.Record{Name: ns}
@@ -240,6 +239,17 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 	add("search", "adhoc", 0.5, false)
 	r.reload()
 	r.agent(2, 4096)
+	return r
+}
+
+// TestPreemptionGivesBorrowedCapacityBack: pay's preemptible run borrows
+// the whole 2-CPU cluster (pay has no guarantee); search, guaranteed 1
+// CPU, queues work: the round stops pay's run gracefully (a kill marked
+// as a preemption), queues it again, and search's work launches once the
+// capacity is back. The killed task is no failure, and pay's run queued
+// again does not preempt in turn.
+func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
+	r := preemptionRig(t)
 	// pay's run is a cron fire's: queued again by the preemption, it still serves that instant
 	instant := r.clk.Now()
 	if _, err := r.reg.Work().TriggerFires(r.ctx, map[string]registry.CronFire{"pay~crunch": {Misfire: true, At: instant, Instant: instant}}, instant, nil); err != nil {
@@ -297,6 +307,64 @@ func TestPreemptionGivesBorrowedCapacityBack(t *testing.T) {
 	if n := len(r.drv.kills); n != 1 {
 		t.Fatalf("pay's run, queued again, preempted in turn: %d kills", n)
 	}
+}
+
+// TestPreemptedTriggerKeepsItsKeyAndParameter: a run an API trigger
+// queued with an idempotency key and a parameter, preempted, is queued
+// again as that trigger's run: it launches again with the parameter and
+// under the key (whose record follows the run), and the key, already
+// seen, does not make the queueing a duplicate that queues nothing.
+func TestPreemptedTriggerKeepsItsKeyAndParameter(t *testing.T) {
+	r := preemptionRig(t)
+	const key, param = "nightly-2026-11-28", "day=2026-11-28"
+	run := queue.PendingRun{JobParameter: param, IdempotencyKey: key, By: "api:alice"}
+	if dup, err := r.reg.Work().TriggerRun(r.ctx, "pay~crunch", run, r.clk.Now()); err != nil || dup {
+		t.Fatalf("trigger: duplicate %v, %v", dup, err)
+	}
+	// The registry stores the key under the job's namespace.
+	stored := "pay~" + key
+	r.offer("o1", 2, 4096)
+	r.sched.launcher.round(r.ctx)
+	carries := func(when string) string {
+		t.Helper()
+		var id string
+		for _, e := range r.running("pay~crunch") {
+			if e.Parameter == nil || *e.Parameter != param || e.RunKey != stored {
+				t.Fatalf("%s: the run's shard carries parameter %v and key %q, want %q and %q", when, e.Parameter, e.RunKey, param, stored)
+			}
+			id = e.TaskID
+		}
+		if id == "" {
+			t.Fatalf("%s: pay's run is not running", when)
+		}
+		return id
+	}
+	crunch := carries("the trigger's launch")
+	r.status(crunch, "TASK_RUNNING")
+
+	r.trigger("search~adhoc")
+	r.sched.launcher.round(r.ctx)
+	if len(r.drv.kills) != 1 {
+		t.Fatalf("kills %v, want pay's borrowed run preempted", r.drv.kills)
+	}
+	rd, _, err := r.reg.Work().ReadyOf(r.ctx, "pay~crunch")
+	if err != nil || rd.Count != 1 {
+		t.Fatalf("the preempted run queued again: %+v, %v; want one execution", rd, err)
+	}
+	if first := rd.First(); first == nil || first.JobParameter != param || first.IdempotencyKey != stored {
+		t.Fatalf("the preempted run queued again as %+v, want the trigger's parameter %q and key %q", first, param, stored)
+	}
+
+	r.status(crunch, "TASK_KILLED")
+	r.offer("o2", 2, 4096)
+	r.sched.launcher.round(r.ctx)
+	for _, e := range r.running("search~adhoc") {
+		r.status(e.TaskID, "TASK_RUNNING")
+		r.status(e.TaskID, "TASK_FINISHED")
+	}
+	r.offer("o3", 2, 4096)
+	r.sched.launcher.round(r.ctx)
+	carries("its launch after the preemption")
 }
 
 // TestGuaranteesAboveTheClusterWarnOnce: the warning comes when the

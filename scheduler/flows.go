@@ -24,9 +24,11 @@ type FlowRuns interface {
 	// (registry.WorkflowState.FiredUntil) to the last, in one commit, in
 	// the order handed. Each run's id is its instant's, so an instant
 	// fired twice (by two leaders) makes one run. config is the version of
-	// the schedule the instants were computed from (ScheduleFlow): fires
-	// of one since replaced are void, as the replacement is fired
-	// instead. It must not wait for the commit (the producer's loop fires
+	// the schedule the instants were computed from (ScheduleFlow): a
+	// change binds when the producer takes it, so a fire handed over is
+	// its instant's only one even if the engine has meanwhile replaced
+	// the schedule (only a fire from before the workflow was disabled or
+	// deleted is void). It must not wait for the commit (the producer's loop fires
 	// the jobs too); an error: the engine has stopped.
 	FireFlow(ctx context.Context, workflow string, config uint64, instants []time.Time) error
 }
@@ -60,12 +62,19 @@ type flow struct {
 // term's start: the instants after it up to now, which no leader fired,
 // are fired first by s's misfire rule. Safe from any goroutine; it never
 // waits on the loop.
+//
+// A change binds now: the fires of the old schedule held for an instant
+// still to come are dropped (the new schedule fires its own), and those
+// whose instant has come are handed over still, as a job's fire
+// committed before a change runs: the new schedule starts strictly after
+// now, so every instant is fired by one schedule, once.
 func (p *Producer) ScheduleFlow(workflow string, s timing.Schedule, config uint64, since time.Time) {
 	p.mu.Lock()
 	p.init()
 	if p.flows == nil {
 		p.flows = map[string]flow{}
 	}
+	p.dropHeldFlow(workflow, p.Clock.Now())
 	f := flow{s: s, config: config, since: since}
 	if old, ok := p.flows[workflow]; ok && since.IsZero() {
 		f.since = old.since // a catch-up not made yet still is
@@ -92,11 +101,19 @@ func none(string, time.Time) (time.Time, uint64, bool) { return time.Time{}, 0, 
 func (p *Producer) UnscheduleFlow(workflow string) {
 	p.mu.Lock()
 	p.init()
+	p.dropHeldFlow(workflow, time.Time{})
 	delete(p.flows, workflow)
 	delete(p.pendingFlows, workflow)
 	p.scheduleLocked(flowSource(workflow), p.Clock.Now())
 	p.mu.Unlock()
 	p.poke()
+}
+
+// dropHeldFlow forgets workflow's held fires whose instant is after from
+// (under p.mu).
+func (p *Producer) dropHeldFlow(workflow string, from time.Time) {
+	src := flowSource(workflow)
+	p.heldFlows = slices.DeleteFunc(p.heldFlows, func(h timetable.Fire) bool { return h.Source == src && h.At.After(from) })
 }
 
 // nextFlow is workflow's next instant strictly after `after` (under p.mu,
@@ -192,11 +209,14 @@ func (p *Producer) fireFlows(ctx context.Context) {
 	for _, f := range due {
 		name, _ := flowOf(f.Source)
 		p.mu.Lock()
-		cur, ok := p.flows[name]
+		_, ok := p.flows[name]
 		p.mu.Unlock()
-		if !ok || cur.config != f.Config { // its schedule changed since it was taken: the new one fires
+		if !ok { // unscheduled since it was taken (disabled, deleted): it fires no more
 			continue
 		}
+		// A change since it was taken came after its instant: the new
+		// schedule fires only later ones (ScheduleFlow), so this one is
+		// handed over, once.
 		if p.fireFlow(ctx, name, f.Config, []time.Time{f.At}) {
 			p.mu.Lock()
 			p.t.Landed(f)

@@ -30,16 +30,23 @@ type flowRecorder struct {
 	start time.Time
 	mu    sync.Mutex
 	got   []flowFire
+	// handed, when set, runs after each fire is recorded, on the
+	// producer's loop (what happens as a fire is handed over).
+	handed func(workflow string)
 }
 
 func (r *flowRecorder) FireFlow(_ context.Context, wf string, config uint64, instants []time.Time) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	f := flowFire{workflow: wf, config: config, at: time.Since(r.start)}
 	for _, at := range instants {
 		f.instants = append(f.instants, at.Sub(r.start))
 	}
 	r.got = append(r.got, f)
+	handed := r.handed
+	r.mu.Unlock()
+	if handed != nil {
+		handed(wf)
+	}
 	return nil
 }
 
@@ -160,4 +167,57 @@ func TestWorkflowFireHeldThroughARebuildIsHandedOnce(t *testing.T) {
 			t.Fatalf("workflow fires %v, want %v", got, want)
 		}
 	})
+}
+
+// Two workflows fire at 2 s; as the first is handed over, the other's
+// schedule changes: its 2 s fire, taken already, had come before the
+// change, so it is handed over (of the old version) and the new schedule
+// fires from after 2 s. Whether the new schedule has 2 s too or not, 2 s
+// is handed once, and the new schedule's next instant follows.
+func TestWorkflowChangeAtTheHandOverKeepsTheInstant(t *testing.T) {
+	for _, c := range []struct {
+		name, cron string
+		next       time.Duration // the new schedule's first instant after 2 s
+	}{
+		{"due under both", "0/2 * * * * ?", 4 * time.Second},
+		{"due under the old only", "1/2 * * * * ?", 3 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _, flows, stop := flowProducer(t)
+				defer stop()
+				p.ScheduleFlow("u", everyTwoSeconds("u", false), 1, time.Time{})
+				p.ScheduleFlow("w", everyTwoSeconds("w", false), 2, time.Time{})
+				var once sync.Once
+				flows.mu.Lock()
+				flows.handed = func(fired string) {
+					once.Do(func() {
+						other := map[string]string{"u": "w", "w": "u"}[fired]
+						p.ScheduleFlow(other, timing.Schedule{Key: other, Crons: []string{c.cron}}, 9, time.Time{})
+					})
+				}
+				flows.mu.Unlock()
+				time.Sleep(c.next + time.Millisecond)
+				synctest.Wait()
+				s := time.Second
+				var changed string
+				byFlow := map[string][]time.Duration{}
+				for _, f := range flows.fires() {
+					if f.config == 9 {
+						changed = f.workflow
+					}
+					if len(f.instants) != 1 || f.at != f.instants[0] {
+						t.Fatalf("fire %v: want one instant, handed at it", f)
+					}
+					byFlow[f.workflow] = append(byFlow[f.workflow], f.instants[0])
+				}
+				if changed == "" {
+					t.Fatalf("fires %v: the new schedule never fired", flows.fires())
+				}
+				if got, want := byFlow[changed], []time.Duration{2 * s, c.next}; !slices.Equal(got, want) {
+					t.Fatalf("the changed workflow %s fired %v, want %v (fires %v)", changed, got, want, flows.fires())
+				}
+			})
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -24,6 +25,11 @@ type KilledRun struct {
 	// Nominal is the cron instant the run served (zero: none recorded):
 	// a preempted run queued again serves it still.
 	Nominal time.Time `json:"-"`
+	// Run is the override the run was launched with (nil: a plain run):
+	// its trigger's parameter, idempotency key and backfill instant, so a
+	// preempted run queued again is still that trigger's run (its key's
+	// record and a workflow node's inputs follow the key).
+	Run *queue.PendingRun `json:"-"`
 }
 
 // KillRun stops the job's running execution and keeps the job: each
@@ -85,6 +91,13 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 		out.Tasks = append(out.Tasks, e.TaskID)
 		if out.Nominal.IsZero() { // the shards of one execution serve one instant
 			out.Nominal = e.Nominal
+		}
+		if out.Run == nil && (e.Parameter != nil || e.RunKey != "") { // and carry one trigger's override
+			param := cfg.JobParameter
+			if e.Parameter != nil {
+				param = *e.Parameter
+			}
+			out.Run = &queue.PendingRun{JobParameter: param, IdempotencyKey: e.RunKey, ScheduledAt: e.ScheduledAt}
 		}
 	}
 	s.deps.Log.Info("run stopped", "job", job, "by", by, "tasks", len(out.Tasks), "dropped", out.Dropped)

@@ -112,6 +112,9 @@ func run(ctx context.Context, o options, r *bench.Report) error {
 	if !o.withProducer {
 		return nil
 	}
+	if err := registerWorkflows(p, o.workflows); err != nil {
+		return err
+	}
 
 	// 2. Producer at scale, measured alone.
 	bench.Logf("producer: settling %s, then observing %s (Mesos URL %s is closed: nothing launches)", o.settle, o.window, closedMesos)
@@ -159,6 +162,19 @@ func run(ctx context.Context, o options, r *bench.Report) error {
 	r.Add(sc, "fire lateness p99 (interpolated; bucket ≤)", bench.Ms(p99)+" (≤ "+bench.Ms(p99b)+")", "≤ 5 ms", bench.Le(p99, 0.005))
 	r.Add(sc, "fire lateness max (bucket upper bound)", "≤ "+bench.Ms(maxB), "", nil)
 	r.Add(sc, "fire lateness mean", bench.Ms(h.Sum/math.Max(h.Count, 1)), "", nil)
+	if o.workflows > 0 {
+		const name = "elasticjob_workflow_fire_lateness_seconds"
+		w := m1.Histogram(name).Minus(m0.Histogram(name))
+		if w.Count == 0 {
+			r.Add(sc, "workflow fires observed", fmt.Sprintf("none (%s not exported)", name), "", nil)
+		} else {
+			wp50, _ := w.Quantile(.5)
+			wp99, wp99b := w.Quantile(.99)
+			_, wmax := w.MaxBound()
+			r.Add(sc, "workflow fires observed (rate)", fmt.Sprintf("%.0f (%.1f/s)", w.Count, w.Count/win), fmt.Sprintf("≈ %.1f/s", float64(o.workflows)/10), nil)
+			r.Add(sc, "workflow fire lateness (instant → run committed) p50 / p99 / max", bench.Ms(wp50)+" / "+bench.Ms(wp99)+" (≤ "+bench.Ms(wp99b)+") / ≤ "+bench.Ms(wmax), "", nil)
+		}
+	}
 
 	// Restart on the 100k-job data directory.
 	bench.Logf("restarting the scheduler on the %d-job data directory", ok)
@@ -200,4 +216,27 @@ type options struct {
 	bench.Env
 	Options
 	withProducer bool // measure the producer after the registration
+}
+
+// registerWorkflows registers n one-node workflows beside the jobs, each
+// with a cron firing every 10 s (workflow i at second i%10 of each ten):
+// n/10 fires a second. A cron run of a workflow begins at once and never
+// ends (nothing launches), so the later fires queue: misfire=true makes a
+// run for every fire (up to the engine's 1,000 queued a workflow), each
+// one observed.
+func registerWorkflows(p *bench.Scheduler, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	bench.Logf("registering %d workflows with crons every 10 s", n)
+	if err := p.API.PostJSON("/api/job/register", `{"jobName":"wf_node","appName":"bench_app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":0.01,"memoryMB":8}`); err != nil {
+		return err
+	}
+	for i := range n {
+		body := fmt.Sprintf(`{"name":"wf-%04d","cron":"%d/10 * * * * ?","misfire":true,"nodes":[{"id":"n","job":"wf_node"}]}`, i, i%10)
+		if err := p.API.PostJSON("/api/workflow", body); err != nil {
+			return fmt.Errorf("workflow %d: %w", i, err)
+		}
+	}
+	return nil
 }
