@@ -33,6 +33,22 @@ func (c ClustersReal) Sizes() Sizes { return (&Kube{}).Sizes() }
 // Settle: a pod starts seconds after its launch on a busy node.
 func (c ClustersReal) Settle() time.Duration { return 30 * time.Second }
 
+// Pinned: a third of the jobs name the kube cluster, a sixth the real
+// Mesos one, each with local after it (where they run while their
+// cluster is lost, cut off or drained); the others run where their
+// namespace says, mostly on remote. Without it the real clusters would
+// run only the few jobs the workload moves there and the namespace's
+// moves.
+func (c ClustersReal) Pinned(i int) []string {
+	switch i % 6 {
+	case 1, 4:
+		return []string{ClusterKube, ClusterLocal}
+	case 3:
+		return []string{ClusterReal, ClusterLocal}
+	}
+	return nil
+}
+
 // startKube starts the recorder, the real Kubernetes (the executor image
 // imported, a warm-up pod run) and the kwok cluster, each behind a proxy
 // of its own, and returns their entries of the clusters file.

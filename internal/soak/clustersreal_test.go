@@ -112,3 +112,24 @@ func TestKwokRecordsItsPods(t *testing.T) {
 		t.Errorf("run log %q, want %q", got, want)
 	}
 }
+
+// A third of clusters-real's jobs start on the real Kubernetes, a sixth
+// on the real Mesos, each with the embedded engine after it.
+func TestClustersRealPinsJobs(t *testing.T) {
+	c := ClustersReal{&Clusters{MesosHome: "/m", KubeHome: "/k"}}
+	n := map[string]int{}
+	for i := range 30 {
+		to := c.Pinned(i)
+		if len(to) == 0 {
+			n[""]++
+			continue
+		}
+		if len(to) != 2 || to[1] != ClusterLocal {
+			t.Errorf("job %d names %v, want one cluster and local", i, to)
+		}
+		n[to[0]]++
+	}
+	if n[ClusterKube] != 10 || n[ClusterReal] != 5 || n[""] != 15 {
+		t.Errorf("pinned %v, want 10 on kube, 5 on real, 15 on none", n)
+	}
+}

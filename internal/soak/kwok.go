@@ -403,6 +403,10 @@ const kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   nodeLeaseDurationSeconds: 3600
+  nodeLeaseParallelism: 2
+  nodePlayStageParallelism: 2
+  podPlayStageParallelism: 4
+  podsOnNodeSyncParallelism: 2
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage

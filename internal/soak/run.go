@@ -149,6 +149,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if m, ok := shape.(interface{ Names() []string }); ok {
 		w.Clusters = m.Names()
 	}
+	if p, ok := shape.(interface{ Pinned(int) []string }); ok {
+		w.Pinned = p.Pinned
+	}
 	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
 	if err := w.Setup(ctx); err != nil {
 		return res, err
