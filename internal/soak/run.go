@@ -201,7 +201,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	var launched map[string]time.Time
-	if _, ok := shape.(*Kube); ok { // a pod starts seconds after its launch: stale-term compares launches
+	_, kube := shape.(*Kube)
+	_, kubes := shape.(ClustersReal)
+	if kube || kubes { // a pod starts seconds after its launch: stale-term and stale-run compare launches
 		for _, base := range shape.APIs() {
 			if launched, err = fetchLaunches(ctx, base); err == nil {
 				break
