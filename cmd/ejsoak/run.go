@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c soak.Config
 	var root, keep, recheck, expectJob string
-	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock), kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock) or clusters (one scheduler on two clusters: its embedded engine running real processes and mesos-local's simulated agents; the remote cluster lost and cut off, either drained, the namespace and jobs moved between them)")
+	fs.StringVar(&c.Shape, "shape", "zk", "cluster shape: zk (3-server ZooKeeper ensemble, 3 schedulers, mesos-local's simulated agents), etcd (3 schedulers with an etcd member each, the same agents), embedded (one scheduler, its embedded store on a tmpfs when root), real-mesos (the etcd shape's schedulers on a real Mesos 1.11 master and agents running real executors; run it under flock /tmp/mesos.lock), kube (a real single-node Kubernetes of -k8s-home, 3 schedulers with the Kubernetes engine on the etcd store, tasks as pods; root, under flock /tmp/kube.lock), clusters (one scheduler on two clusters: its embedded engine running real processes and mesos-local's simulated agents; the remote cluster lost and cut off, either drained, the namespace and jobs moved between them) or clusters-real (the clusters shape with a real Mesos 1.11 of -mesos-home, the real Kubernetes of -k8s-home and a second control plane of that build whose nodes kwok plays: five clusters, their API servers stopped and cut off too; root, under flock /tmp/kube.lock and /tmp/mesos.lock)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long faults are injected")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the workload and the nemesis (0: random, printed)")
 	fs.IntVar(&c.Jobs, "jobs", 200, "cron jobs registered")
@@ -47,7 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&periods, "periods", "", "the jobs' cron periods in seconds, comma-separated, each dividing 60 (default 2,3,4,5,6,10; real-mesos: 5,6,10,12,15)")
 	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11); clusters: a third cluster on a real master and agent of that build (default: none; run it under flock /tmp/mesos.lock)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
-	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
+	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube and clusters-real shapes' Kubernetes build (scripts/start.sh, stop.sh, bin.sh, certs.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
+	fs.StringVar(&c.KwokBin, "kwok", "", "clusters-real: the kwok binary (default: built from the Go module proxy, "+soak.KwokModule+", into the run's directory)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	fs.StringVar(&expectJob, "expect", "", "with -recheck: also print the expectations the named job's history is judged against (each fire's fates and bounds)")
 	var raftLog, raftKey string
@@ -87,6 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.Shape == soak.ShapeRealMesos {
 		realMesosDefaults(&c, set, &periods)
 	}
+	if c.Shape == soak.ShapeClustersReal {
+		clustersRealDefaults(&c, set)
+	}
 	var err error
 	if c.Periods, err = parsePeriods(periods); err != nil {
 		return err
@@ -97,8 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch {
-	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube" && c.Shape != soak.ShapeClusters:
-		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s, kube or %s", c.Shape, soak.ShapeRealMesos, soak.ShapeClusters)
+	case c.Shape != "zk" && c.Shape != "etcd" && c.Shape != "embedded" && c.Shape != soak.ShapeRealMesos && c.Shape != "kube" && c.Shape != soak.ShapeClusters && c.Shape != soak.ShapeClustersReal:
+		return fmt.Errorf("-shape %q: want zk, etcd, embedded, %s, kube, %s or %s", c.Shape, soak.ShapeRealMesos, soak.ShapeClusters, soak.ShapeClustersReal)
 	case c.Duration <= 0 || c.Jobs <= 0:
 		return fmt.Errorf("-duration and -jobs must be positive")
 	case c.MinGap <= 0 || c.MaxGap < c.MinGap:
@@ -115,11 +119,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Shape == soak.ShapeRealMesos && c.MesosHome == "" {
+	if (c.Shape == soak.ShapeRealMesos || c.Shape == soak.ShapeClustersReal) && c.MesosHome == "" {
 		c.MesosHome = cmp.Or(os.Getenv("EJ_MESOS_HOME"), filepath.Join(absRoot, "..", "shared", "mesos-1.11"))
 	}
-	if c.Shape == "kube" {
-		kubeDefaults(fs, &c)
+	if c.Shape == "kube" || c.Shape == soak.ShapeClustersReal {
+		if c.Shape == "kube" {
+			kubeDefaults(fs, &c)
+		}
 		if c.K8sHome == "" {
 			c.K8sHome = filepath.Join(absRoot, "..", "shared", "k8s-1.37")
 		}
@@ -142,6 +148,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.Bin == "" {
 		c.Bin = filepath.Join(c.Dir, "bin")
 		if err := soak.Build(ctx, absRoot, c.Bin); err != nil {
+			return err
+		}
+	}
+	if c.Shape == soak.ShapeClustersReal && c.KwokBin == "" {
+		if c.KwokBin, err = soak.BuildKwok(ctx, filepath.Join(c.Dir, "kwok-bin")); err != nil {
 			return err
 		}
 	}
@@ -172,6 +183,26 @@ func realMesosDefaults(c *soak.Config, set map[string]bool, periods *string) {
 	}
 	if !set["change-every"] {
 		c.Change = 5 * time.Second
+	}
+}
+
+// clustersRealDefaults scales the workload to the clusters-real shape
+// where the flags were not given: 30 jobs (their sizes and periods a real
+// kubelet's), a trigger and a change every 5 s (a move in a quarter of
+// the changes), and 30 s for every job to start again after the last
+// heal (a pod's start on a loaded node, as in the kube shape).
+func clustersRealDefaults(c *soak.Config, set map[string]bool) {
+	if !set["jobs"] {
+		c.Jobs = 30
+	}
+	if !set["trigger-every"] {
+		c.Trigger = 5 * time.Second
+	}
+	if !set["change-every"] {
+		c.Change = 5 * time.Second
+	}
+	if !set["heal"] {
+		c.Heal = 30 * time.Second
 	}
 }
 

@@ -15,7 +15,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-shape", "consul"}, `-shape "consul": want zk, etcd, embedded, real-mesos, kube or clusters`},
+		{[]string{"-shape", "consul"}, `-shape "consul": want zk, etcd, embedded, real-mesos, kube, clusters or clusters-real`},
 		{[]string{"-periods", "5,7"}, `-periods "5,7": each must be a number of seconds dividing 60`},
 		{[]string{"-periods", "5,x"}, `got "x"`},
 		{[]string{"-shape", "real-mesos", "-agents", "0"}, "-agents must be from 1 to 8"},

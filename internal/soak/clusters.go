@@ -20,14 +20,20 @@ import (
 	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
-// ShapeClusters is the many-cluster shape's name (-shape).
-const ShapeClusters = "clusters"
+// ShapeClusters is the many-cluster shape's name (-shape); ShapeClustersReal
+// its variant on real engines (Clusters.KubeHome).
+const (
+	ShapeClusters     = "clusters"
+	ShapeClustersReal = "clusters-real"
+)
 
 // The clusters shape's cluster names, the home one first.
 const (
 	ClusterLocal  = "local"  // the scheduler's embedded engine
 	ClusterRemote = "remote" // a Mesos master of its own (mesos-local)
 	ClusterReal   = "real"   // a real Mesos 1.11 master and agent (Clusters.MesosHome)
+	ClusterKube   = "kube"   // a real single-node Kubernetes 1.37 (Clusters.KubeHome)
+	ClusterKwok   = "kwok"   // a second Kubernetes control plane whose nodes kwok plays
 )
 
 // The clusters shape's own fault kinds. Losing the remote cluster is the
@@ -48,6 +54,13 @@ const (
 // counted lost first would be failed in history although it ran.
 const clustersUnreachable = 10 * time.Second
 
+// kubeLostAfter is the Kubernetes clusters' lost_after. Their losses are
+// their API servers' (stopped, or cut from the scheduler): the pods go on
+// running and report their ends once it is back, so no loss may count
+// their tasks lost, and a stopped API server's restart (start.sh, on a
+// loaded machine) may take longer than a hold.
+const kubeLostAfter = time.Minute
+
 // Clusters is the many-cluster shape: one scheduler (its embedded store
 // and history) on two clusters at once, its embedded engine (local, whose
 // executors run the soak's script as real processes: recordScript) and a
@@ -66,6 +79,20 @@ const clustersUnreachable = 10 * time.Second
 // executors (the project's, fetched from the scheduler) run each shard as
 // a real process of the soak app; one more fault, its master killed and
 // restarted (master-killed).
+//
+// With KubeHome as well (the clusters-real shape), two Kubernetes
+// clusters more: kube, the build's real single-node Kubernetes (root,
+// one per machine: run it under the machine's lock), whose task pods run
+// the executor image and the soak app's script, and kwok, a second
+// control plane of that build (etcd and an API server on ports of their
+// own, no kubelet) whose two nodes kwok plays (kwokCluster). Every real
+// run, on any cluster, posts its start and end to a recorder in the
+// soak's process (httpRecorder), which serves the app; kwok's runs are
+// recorded from a watch of its pods. Each Kubernetes cluster is reached
+// through a proxy of its own. More faults: an API server stopped, then
+// started again (apiserver-stopped), and the scheduler cut from one
+// (leader-cut-from-apiserver); the drains and moves reach them as they
+// reach the others.
 type Clusters struct {
 	Bin    string
 	Dir    string
@@ -75,6 +102,10 @@ type Clusters struct {
 	// MesosHome is a Mesos 1.11 build (bin/mesos-master, bin/mesos-agent,
 	// libexec/mesos) for the real cluster ("": none).
 	MesosHome string
+	// KubeHome is a Kubernetes build (scripts/start.sh, stop.sh, bin.sh,
+	// certs.sh) for the kube and kwok clusters ("": none), KwokBin the
+	// kwok binary playing the kwok cluster's nodes.
+	KubeHome, KwokBin string
 
 	mesos   *proc
 	toMesos *proxy
@@ -85,29 +116,54 @@ type Clusters struct {
 	agent  *mesosAgent // its agent
 	toReal *proxy
 	realAt string // its master's URL
+
+	rec    *httpRecorder
+	kube   *Kube // the real Kubernetes (its cluster only: no schedulers of its own)
+	toKube *proxy
+	kwok   *kwokCluster
+	toKwok *proxy
 }
 
 var _ Shape = (*Clusters)(nil)
 
-func (c *Clusters) Name() string { return ShapeClusters }
+func (c *Clusters) Name() string {
+	if c.KubeHome != "" {
+		return ShapeClustersReal
+	}
+	return ShapeClusters
+}
 
 // Names are the clusters, the home one first (Workload.Clusters).
 func (c *Clusters) Names() []string {
+	out := []string{ClusterLocal, ClusterRemote}
 	if c.MesosHome != "" {
-		return []string{ClusterLocal, ClusterRemote, ClusterReal}
+		out = append(out, ClusterReal)
 	}
-	return []string{ClusterLocal, ClusterRemote}
+	if c.KubeHome != "" {
+		out = append(out, ClusterKube, ClusterKwok)
+	}
+	return out
 }
 
 // home is the default namespace's clusters between moves: the remote
 // cluster first, so that most runs are mesos-local's simulated ones and
 // the real processes on this machine are the fewer, and the others take
 // the work whenever remote is lost, cut off or drained.
+//
+// kwok, whose runs are as cheap, comes next; the clusters of real
+// processes after it.
 func (c *Clusters) home() []string {
-	if c.MesosHome != "" {
-		return []string{ClusterRemote, ClusterReal, ClusterLocal}
+	out := []string{ClusterRemote}
+	if c.KubeHome != "" {
+		out = append(out, ClusterKwok)
 	}
-	return []string{ClusterRemote, ClusterLocal}
+	if c.MesosHome != "" {
+		out = append(out, ClusterReal)
+	}
+	if c.KubeHome != "" {
+		out = append(out, ClusterKube)
+	}
+	return append(out, ClusterLocal)
 }
 
 // destinations are where namespace-moved sends the namespace: each
@@ -148,6 +204,16 @@ func (c *Clusters) Start(ctx context.Context) error {
 		}
 		doc += fmt.Sprintf("  - {name: %s, engine: mesos, mesos_url: %q}\n", ClusterReal, "http://"+c.toReal.addr())
 	}
+	var kubeArgs []string
+	if c.KubeHome != "" {
+		entries, err := c.startKube(ctx)
+		if err != nil {
+			return err
+		}
+		doc += entries
+		kubeArgs = []string{"--kube-host-network", "true", "--kube-image-pull-policy", "Never", "--kube-executor-image", c.kube.imageRef,
+			"--reconcile-wait", "5s"}
+	}
 	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
 		return err
 	}
@@ -164,6 +230,9 @@ func (c *Clusters) Start(ctx context.Context) error {
 			"--allow-file-app-urls", "true", "--time-zone", "UTC", "--log-level", "info",
 			"--embedded-cpus", "2", "--embedded-mem-mb", "4096", "--isolation", "off", "--tenant-isolation", "off",
 			"--offer-refuse-seconds", "1s", "--task-unreachable-timeout", clustersUnreachable.String()}}
+	if kubeArgs != nil { // the task pods reach the scheduler on the host's network
+		c.s.p.args = append(c.s.p.args, append(kubeArgs, "--kube-scheduler-url", c.s.base)...)
+	}
 	if err := c.s.p.start(); err != nil {
 		return err
 	}
@@ -311,6 +380,9 @@ func (c *Clusters) Faults() []FaultKind {
 			}, "cluster " + ClusterReal + " (mesos-master)", nil
 		}})
 	}
+	if c.KubeHome != "" {
+		kinds = append(kinds, c.kubeFaults()...)
+	}
 	return kinds
 }
 
@@ -363,13 +435,14 @@ func (c *Clusters) Heal(ctx context.Context) error {
 	if c.agent != nil && c.agent.p != nil && !c.agent.p.running() {
 		errs = append(errs, c.agent.start(false))
 	}
-	errs = append(errs, c.moveNamespace(ctx, c.home()...))
+	errs = append(errs, c.healKube(ctx), c.moveNamespace(ctx, c.home()...))
 	return errors.Join(errs...)
 }
 
 // Stop stops the scheduler, then the executors its embedded agent keeps
 // running for the next start (--recover=cleanup, and any process left in
-// its sandboxes), and mesos-local.
+// its sandboxes), mesos-local, the real Mesos cluster and the
+// Kubernetes ones.
 func (c *Clusters) Stop() error {
 	var err error
 	if c.s != nil && c.s.p != nil {
@@ -406,7 +479,7 @@ func (c *Clusters) Stop() error {
 		c.toReal.close()
 		c.toReal = nil
 	}
-	return err
+	return errors.Join(err, c.stopKube())
 }
 
 // killUnder kills every process whose working directory is under dir

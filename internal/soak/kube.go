@@ -183,21 +183,29 @@ func (k *Kube) Heal(ctx context.Context) error {
 func (k *Kube) Stop() error {
 	errs := []error{k.Etcd.Stop()}
 	k.scheds, k.peers = nil, nil // Stop may be called twice
-	if k.started {
-		k.started = false
-		env := k.env
-		if os.Getenv("EJ_K8S_KEEP") == "" {
-			k.env = append(k.env, "K8S_WIPE=1")
-		}
-		errs = append(errs, k.script(context.Background(), "stop.sh"))
-		k.env = env
-		k.killShims()
-	}
+	errs = append(errs, k.stopCluster())
 	if k.rec != nil {
 		errs = append(errs, k.rec.close())
 		k.rec = nil
 	}
 	return errors.Join(errs...)
+}
+
+// stopCluster runs stop.sh once start.sh ran (also when it failed: it
+// ends what it started and puts the kernel's settings back).
+func (k *Kube) stopCluster() error {
+	if !k.started {
+		return nil
+	}
+	k.started = false
+	env := k.env
+	if os.Getenv("EJ_K8S_KEEP") == "" {
+		k.env = append(k.env, "K8S_WIPE=1")
+	}
+	err := k.script(context.Background(), "stop.sh")
+	k.env = env
+	k.killShims()
+	return err
 }
 
 // warnPressure says when the node reports a pressure condition: its kubelet then rejects every new

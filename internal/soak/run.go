@@ -19,14 +19,15 @@ import (
 
 // Config is one soak run.
 type Config struct {
-	Shape    string        // "zk", "etcd", "embedded", "real-mesos", "kube" or "clusters"
+	Shape    string        // "zk", "etcd", "embedded", "real-mesos", "kube", "clusters" or "clusters-real"
 	Duration time.Duration // how long the nemesis injects faults
 	Seed     uint64
 	Jobs     int
 	Dir      string // working directory (logs, data, the run log under recorder/)
 	Bin      string // directory with scheduler, executor and mesos-local
 	Services string // scripts/services.sh
-	K8sHome  string // the kube shape's Kubernetes build (scripts/start.sh, stop.sh, bin.sh)
+	K8sHome  string // the kube and clusters-real shapes' Kubernetes build (scripts/start.sh, stop.sh, bin.sh, certs.sh)
+	KwokBin  string // clusters-real: the kwok binary playing its kwok cluster's nodes
 	Session  time.Duration
 	// Warmup runs the workload without faults first; Tail keeps it running
 	// after the last fault healed (the calm lateness and the liveness
@@ -70,10 +71,16 @@ func NewShape(c Config, runLog string) (Shape, error) {
 			Home: c.MesosHome, Agents: c.Agents}, nil
 	case ShapeClusters:
 		return &Clusters{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log, MesosHome: c.MesosHome}, nil
+	case ShapeClustersReal:
+		if c.MesosHome == "" || c.K8sHome == "" {
+			return nil, fmt.Errorf("soak: %s needs a Mesos build and a Kubernetes build (-mesos-home, -k8s-home)", ShapeClustersReal)
+		}
+		return ClustersReal{&Clusters{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log,
+			MesosHome: c.MesosHome, KubeHome: c.K8sHome, KwokBin: c.KwokBin}}, nil
 	case "kube":
 		return &Kube{Etcd: Etcd{ZK: ZK{Bin: c.Bin, Dir: filepath.Join(c.Dir, "cluster"), RunLog: runLog, Seed: c.Seed, Log: c.Log}}, Home: c.K8sHome}, nil
 	default:
-		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s, kube, %s)", c.Shape, ShapeRealMesos, ShapeClusters)
+		return nil, fmt.Errorf("soak: unknown shape %q (have: zk, etcd, embedded, %s, kube, %s, %s)", c.Shape, ShapeRealMesos, ShapeClusters, ShapeClustersReal)
 	}
 }
 
@@ -139,8 +146,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if len(c.Periods) > 0 {
 		w.Sizes.Periods = c.Periods
 	}
-	if m, ok := shape.(*Clusters); ok {
+	if m, ok := shape.(interface{ Names() []string }); ok {
 		w.Clusters = m.Names()
+	}
+	if p, ok := shape.(interface{ Pinned(int) []string }); ok {
+		w.Pinned = p.Pinned
 	}
 	c.Log.Info("soak: registering the workload", "jobs", c.Jobs)
 	if err := w.Setup(ctx); err != nil {
@@ -191,7 +201,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	var launched map[string]time.Time
-	if _, ok := shape.(*Kube); ok { // a pod starts seconds after its launch: stale-term compares launches
+	_, kube := shape.(*Kube)
+	_, kubes := shape.(ClustersReal)
+	if kube || kubes { // a pod starts seconds after its launch: stale-term and stale-run compare launches
 		for _, base := range shape.APIs() {
 			if launched, err = fetchLaunches(ctx, base); err == nil {
 				break

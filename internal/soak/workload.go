@@ -34,6 +34,10 @@ type Workload struct {
 	// Clusters are the shape's clusters (nil: one): the changes then also
 	// move a job, its update naming one of them or all in a drawn order.
 	Clusters []string
+	// Pinned, when set, is the clusters job i names at its registration
+	// (empty: none, its namespace's); drawn from nothing, so a seed draws
+	// the same workload with it or without.
+	Pinned func(i int) []string
 
 	mu    sync.Mutex
 	specs map[string]*jobSpec
@@ -99,6 +103,11 @@ func (w *Workload) Setup(ctx context.Context) error {
 		s := &jobSpec{Job: Job{Name: name, Shards: shards, Misfire: misfire, Daemon: daemon}, changer: !daemon && rng.IntN(10) == 0}
 		s.body = map[string]any{"jobName": name, "appName": "soak", "jobExecutionType": typ, "cron": cronOf(p), "shardingTotalCount": shards,
 			"jobParameter": "soak 0", "cpuCount": w.Sizes.cpu(), "memoryMB": w.Sizes.mem(), "failover": failover, "misfire": misfire}
+		if w.Pinned != nil {
+			if to := w.Pinned(i); len(to) > 0 {
+				s.body["clusters"] = to
+			}
+		}
 		sent := time.Now()
 		if err := w.call(ctx, http.MethodPost, "/api/job/register", s.body, time.Minute); err != nil {
 			return err

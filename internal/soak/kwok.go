@@ -1,0 +1,510 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ejcloud/elasticjob/engine/kube"
+	"github.com/ejcloud/elasticjob/internal/loopback"
+	"github.com/ejcloud/elasticjob/internal/soak/runlog"
+	"github.com/ejcloud/elasticjob/jobs"
+)
+
+// KwokModule is the kwok release the clusters-real shape builds from the
+// Go module proxy when it is given no kwok binary (-kwok).
+const KwokModule = "sigs.k8s.io/kwok/cmd/kwok@v0.8.0"
+
+// BuildKwok builds kwok into dir and returns the binary's path.
+func BuildKwok(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "install", KwokModule)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("soak: go install %s: %w: %s", KwokModule, err, tail(out, 2000))
+	}
+	return filepath.Join(dir, "kwok"), nil
+}
+
+// kwokCluster is a second Kubernetes control plane on this machine: etcd
+// and kube-apiserver of the single-node build (its binaries and its
+// certs.sh, start.sh's flags) on free loopback ports, with no kubelet
+// and no controller-manager, and kwok playing its nodes. The single-node
+// build's one-per-machine limit is its kubelet's (the kubepods cgroups,
+// its ports): a control plane without one runs beside it.
+//
+// No process runs a task here, so the run log is written by a watch of
+// the pods (record): a pod's start when kwok marks it Running, its end
+// when it ends or is deleted before, each from the task payload in the
+// pod's environment, as mesos-local's simulated agents write theirs.
+type kwokCluster struct {
+	home, kwokBin, dir, runLog string
+	nodes                      int
+	log                        *slog.Logger
+
+	bin        string // the build's binaries
+	etcd, api  *proc
+	kwok       *proc
+	apiAddr    string
+	admin      string // the admin kubeconfig, straight to the API server
+	cs         kubernetes.Interface
+	w          *runlog.Writer
+	stopRecord context.CancelFunc
+	recorded   sync.WaitGroup
+}
+
+// kwokAnnotation marks the nodes kwok plays.
+const kwokAnnotation = "kwok.x-k8s.io/node"
+
+func (k *kwokCluster) start(ctx context.Context) error {
+	if _, err := os.Stat(k.kwokBin); err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	if err := os.MkdirAll(k.dir, 0o755); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(k.home, "scripts", "bin.sh")).Output()
+	if err != nil {
+		return fmt.Errorf("soak: kwok: bin.sh: %w", err)
+	}
+	k.bin = strings.TrimSpace(string(out))
+	pki := filepath.Join(k.dir, "pki")
+	if out, err := exec.CommandContext(ctx, filepath.Join(k.home, "scripts", "certs.sh"), pki, "127.0.0.1").CombinedOutput(); err != nil {
+		return fmt.Errorf("soak: kwok: certs.sh: %w: %s", err, tail(out, 600))
+	}
+	etcdPort, err := loopback.Pair()
+	if err != nil {
+		return err
+	}
+	apiPort, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort+1)
+	k.etcd = &proc{name: "kwok-etcd", bin: filepath.Join(k.bin, "etcd"), log: filepath.Join(k.dir, "etcd.log"),
+		args: []string{"--name", "kwok", "--data-dir", filepath.Join(k.dir, "etcd"),
+			"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+			"--initial-cluster", "kwok=" + peerURL, "--unsafe-no-fsync", "--log-level", "warn"}}
+	if err := k.etcd.start(); err != nil {
+		return err
+	}
+	p := func(f string) string { return filepath.Join(pki, f) }
+	k.apiAddr = "127.0.0.1:" + strconv.Itoa(apiPort)
+	k.api = &proc{name: "kwok-apiserver", bin: filepath.Join(k.bin, "kube-apiserver"), log: filepath.Join(k.dir, "kube-apiserver.log"),
+		args: []string{"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
+			"--advertise-address", "127.0.0.1", "--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"),
+			"--client-ca-file", p("ca.crt"), "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file", p("sa.pub"), "--service-account-signing-key-file", p("sa.key"),
+			"--service-cluster-ip-range", "10.96.0.0/24", "--authorization-mode", "Node,RBAC",
+			"--enable-admission-plugins", "NodeRestriction", "--endpoint-reconciler-type", "none",
+			"--kubelet-preferred-address-types", "InternalIP,Hostname", "--profiling=false"}}
+	if err := k.api.start(); err != nil {
+		return err
+	}
+	k.admin = filepath.Join(k.dir, "admin.kubeconfig")
+	if err := writeKubeconfig(k.admin, k.apiAddr, p("ca.crt"), p("admin.crt"), p("admin.key")); err != nil {
+		return err
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", k.admin)
+	if err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	if k.cs, err = kubernetes.NewForConfig(rc); err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	if err := k.awaitAPI(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	// What the controller-manager would make: the pods' service account
+	// and the root CA map.
+	ca, err := os.ReadFile(p("ca.crt"))
+	if err != nil {
+		return err
+	}
+	if _, err := k.cs.CoreV1().ServiceAccounts(kubeNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	if _, err := k.cs.CoreV1().ConfigMaps(kubeNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"},
+		Data: map[string]string{"ca.crt": string(ca)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	cfg := filepath.Join(k.dir, "kwok.yaml")
+	if err := os.WriteFile(cfg, []byte(kwokConfig), 0o644); err != nil {
+		return err
+	}
+	k.kwok = &proc{name: "kwok", bin: k.kwokBin, log: filepath.Join(k.dir, "kwok.log"),
+		args: []string{"--kubeconfig", k.admin, "--config", cfg, "--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector", kwokAnnotation + "=fake", "--node-ip", "127.0.0.1"}}
+	if err := k.kwok.start(); err != nil {
+		return err
+	}
+	if err := k.addNodes(ctx, time.Minute); err != nil {
+		return err
+	}
+	if k.w, err = runlog.Open(k.runLog); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	k.stopRecord = cancel
+	k.recorded.Add(1)
+	go func() { defer k.recorded.Done(); k.record(rctx) }()
+	return nil
+}
+
+// writeKubeconfig writes a kubeconfig with a client certificate for the
+// API server at addr.
+func writeKubeconfig(path, addr, ca, crt, key string) error {
+	b := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://%s", certificate-authority: %q}
+users:
+- name: admin
+  user: {client-certificate: %q, client-key: %q}
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+`, addr, ca, crt, key)
+	return os.WriteFile(path, []byte(b), 0o600)
+}
+
+// awaitAPI waits until the API server answers /readyz.
+func (k *kwokCluster) awaitAPI(ctx context.Context, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	var last error
+	for time.Now().Before(deadline) {
+		body, err := k.cs.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err == nil && strings.TrimSpace(string(body)) == "ok" {
+			return nil
+		}
+		last = err
+		if !k.api.running() {
+			b, _ := os.ReadFile(k.api.log)
+			return fmt.Errorf("soak: kwok: kube-apiserver exited: %s", tail(b, 1000))
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("soak: kwok: kube-apiserver not ready within %s: %v", bound, last)
+}
+
+// addNodes creates the kwok nodes (4 CPUs, 8 GiB each), waits until kwok
+// made every one Ready, and lifts the not-ready taint the API server gave
+// them (the node lifecycle controller's part).
+func (k *kwokCluster) addNodes(ctx context.Context, bound time.Duration) error {
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourcePods: resource.MustParse("110")}
+	for i := range max(1, k.nodes) {
+		name := "kwok-" + strconv.Itoa(i)
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwokAnnotation: "fake"},
+			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name}}, Status: corev1.NodeStatus{Allocatable: res, Capacity: res}}
+		if _, err := k.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("soak: kwok: node %s: %w", name, err)
+		}
+	}
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+		ready := 0
+		if err == nil {
+			for _, n := range l.Items {
+				for _, c := range n.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+		}
+		if err == nil && ready >= max(1, k.nodes) {
+			for _, n := range l.Items {
+				if len(n.Spec.Taints) == 0 {
+					continue
+				}
+				if _, err := k.cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
+					return fmt.Errorf("soak: kwok: untaint %s: %w", n.Name, err)
+				}
+			}
+			return nil
+		}
+		if !k.kwok.running() {
+			b, _ := os.ReadFile(k.kwok.log)
+			return fmt.Errorf("soak: kwok exited: %s", tail(b, 1000))
+		}
+		if !sleep(ctx, 300*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("soak: kwok: its nodes not Ready within %s", bound)
+}
+
+// podRun is what the recorder knows of one task pod.
+type podRun struct {
+	started, ended, daemon bool
+}
+
+// record writes the run log for the kwok cluster's task pods: it lists
+// them and watches from there, and lists again whenever the watch ends
+// (the API server stopped by the nemesis), until ctx ends.
+func (k *kwokCluster) record(ctx context.Context) {
+	pods := k.cs.CoreV1().Pods(kubeNS)
+	opts := metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy}
+	runs := map[string]*podRun{}
+	for ctx.Err() == nil {
+		l, err := pods.List(ctx, opts)
+		if err != nil {
+			sleep(ctx, 200*time.Millisecond)
+			continue
+		}
+		for i := range l.Items {
+			k.observe(runs, &l.Items[i], false)
+		}
+		wo := opts
+		wo.ResourceVersion = l.ResourceVersion
+		w, err := pods.Watch(ctx, wo)
+		if err != nil {
+			sleep(ctx, 200*time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
+				k.observe(runs, p, ev.Type == watch.Deleted)
+			}
+		}
+		w.Stop()
+	}
+}
+
+// observe records what a pod's state says of its run: its start once it
+// runs (or ended), its end once it ended, or was deleted before (killed).
+// A DAEMON's pod never ends in kwok's play; its start alone is recorded,
+// as a real DAEMON task records only its first run.
+func (k *kwokCluster) observe(runs map[string]*podRun, p *corev1.Pod, deleted bool) {
+	task := p.Annotations[kube.AnnotationTask]
+	if task == "" {
+		return
+	}
+	r := runs[task]
+	if r == nil {
+		r = &podRun{}
+		runs[task] = r
+	}
+	now := time.Now()
+	phase := p.Status.Phase
+	if !r.started && (phase == corev1.PodRunning || phase == corev1.PodSucceeded || phase == corev1.PodFailed) {
+		r.started = true
+		data := podTaskData(p)
+		l, err := runlog.FromTaskData(task, now, data)
+		if err != nil {
+			k.log.Warn("soak: kwok: a task pod's payload", "pod", p.Name, "err", err)
+			l = runlog.Line{Ev: runlog.Start, At: now.UTC(), Task: task}
+		}
+		if td, err := jobs.UnmarshalTaskData(data); err == nil && td.Job.JobExecutionType == jobs.Daemon {
+			r.daemon = true
+		}
+		k.append(l)
+	}
+	if !r.started || r.ended || r.daemon {
+		return
+	}
+	state := ""
+	switch {
+	case phase == corev1.PodSucceeded:
+		state = "TASK_FINISHED"
+	case phase == corev1.PodFailed:
+		state = "TASK_FAILED"
+	case deleted:
+		state = "TASK_KILLED"
+	}
+	if state != "" {
+		r.ended = true
+		k.append(runlog.Line{Ev: runlog.End, At: now.UTC(), Task: task, State: state})
+	}
+}
+
+func (k *kwokCluster) append(l runlog.Line) {
+	if err := k.w.Append(l); err != nil {
+		k.log.Warn("soak: kwok: run log", "err", err)
+	}
+}
+
+// podTaskData is the task payload in a task pod's environment.
+func podTaskData(p *corev1.Pod) []byte {
+	for _, c := range p.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == kube.EnvTaskData {
+				return []byte(e.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// stopAPI kills the API server (the cluster lost to every client);
+// startAPI starts it again on the same etcd and waits until it is ready.
+func (k *kwokCluster) stopAPI() { k.api.kill() }
+
+func (k *kwokCluster) startAPI(ctx context.Context) error {
+	if k.api.running() {
+		return nil
+	}
+	if err := k.api.start(); err != nil {
+		return err
+	}
+	return k.awaitAPI(ctx, time.Minute)
+}
+
+func (k *kwokCluster) stop() error {
+	var errs []error
+	if k.stopRecord != nil {
+		k.stopRecord()
+		k.recorded.Wait()
+		k.stopRecord = nil
+	}
+	for _, p := range []*proc{k.kwok, k.api, k.etcd} {
+		if p != nil {
+			p.stop(10 * time.Second)
+		}
+	}
+	if k.w != nil {
+		errs = append(errs, k.w.Close())
+		k.w = nil
+	}
+	return errors.Join(errs...)
+}
+
+// kwokConfig is kwok's configuration and the Stages it plays: a node
+// becomes Ready with the allocatable it was created with; a pod bound to
+// one of its nodes runs at once and, unless its task is a DAEMON, ends
+// 1.5 s later with exit code 0 (a kubelet's Succeeded); a deleted pod goes
+// at once. Node leases last an hour: there is no node lifecycle
+// controller to read them.
+const kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  nodeLeaseDurationSeconds: 3600
+  nodeLeaseParallelism: 2
+  nodePlayStageParallelism: 2
+  podPlayStageParallelism: 4
+  podsOnNodeSyncParallelism: 2
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: node-initialize}
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: NotIn
+      values: ['True']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      {{ range NodeConditions }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type | Quote }}
+      {{ end }}
+      addresses:
+      - {address: 127.0.0.1, type: InternalIP}
+      allocatable:
+      {{ YAML .status.allocatable 1 }}
+      capacity:
+      {{ YAML .status.capacity 1 }}
+      nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: kwok, containerRuntimeVersion: kwok}
+      phase: Running
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-running}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: ['', 'Pending']}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        started: true
+        state: {running: {startedAt: {{ $now | Quote }}}}
+      {{ end }}
+      hostIP: 127.0.0.1
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-end}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Running]}
+    - key: '[(.spec.containers[0].env // [])[] | select(.name == "ELASTICJOB_TASK_DATA") | .value | fromjson | .job.jobExecutionType][0]'
+      operator: NotIn
+      values: [DAEMON]
+  delay:
+    durationMilliseconds: 1500
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated: {exitCode: 0, finishedAt: {{ $now | Quote }}, reason: Completed, startedAt: {{ $now | Quote }}}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-delete}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: Exists}
+  next:
+    delete: true
+`
