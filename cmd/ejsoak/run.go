@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.Shape == "kube" || c.Shape == soak.ShapeClustersReal {
 		if c.Shape == "kube" {
-			kubeDefaults(fs, &c)
+			kubeDefaults(set, &c)
 		}
 		if c.K8sHome == "" {
 			c.K8sHome = filepath.Join(absRoot, "..", "shared", "k8s-1.37")
@@ -192,17 +192,23 @@ func realMesosDefaults(c *soak.Config, set map[string]bool, periods *string) {
 // the changes), and 30 s for every job to start again after the last
 // heal (a pod's start on a loaded node, as in the kube shape).
 func clustersRealDefaults(c *soak.Config, set map[string]bool) {
+	workloadDefaults(c, set, 30, 5*time.Second, 5*time.Second, 30*time.Second)
+}
+
+// workloadDefaults sets the workload's size and pace to a shape's own
+// where the flags (set) were not given.
+func workloadDefaults(c *soak.Config, set map[string]bool, jobs int, trigger, change, heal time.Duration) {
 	if !set["jobs"] {
-		c.Jobs = 30
+		c.Jobs = jobs
 	}
 	if !set["trigger-every"] {
-		c.Trigger = 5 * time.Second
+		c.Trigger = trigger
 	}
 	if !set["change-every"] {
-		c.Change = 5 * time.Second
+		c.Change = change
 	}
 	if !set["heal"] {
-		c.Heal = 30 * time.Second
+		c.Heal = heal
 	}
 }
 
@@ -229,19 +235,6 @@ func parsePeriods(s string) ([]int, error) {
 // for every job to start again after the last heal (a pod took 10 s
 // from its creation to its container's start at p50, 30 s at most, on a
 // kubelet sharing 2 cores at load 30).
-func kubeDefaults(fs *flag.FlagSet, c *soak.Config) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["jobs"] {
-		c.Jobs = 15
-	}
-	if !set["trigger-every"] {
-		c.Trigger = 10 * time.Second
-	}
-	if !set["change-every"] {
-		c.Change = 10 * time.Second
-	}
-	if !set["heal"] {
-		c.Heal = 30 * time.Second
-	}
+func kubeDefaults(set map[string]bool, c *soak.Config) {
+	workloadDefaults(c, set, 15, 10*time.Second, 10*time.Second, 30*time.Second)
 }
