@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 	"github.com/ejcloud/elasticjob/internal/soak"
 )
 
@@ -48,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.MesosHome, "mesos-home", "", "real-mesos: the Mesos build with bin/mesos-master, bin/mesos-agent and libexec/mesos (default: $EJ_MESOS_HOME, else ROOT/../shared/mesos-1.11); clusters: a third cluster on a real master and agent of that build (default: none; run it under flock /tmp/mesos.lock)")
 	fs.IntVar(&c.Agents, "agents", 2, "real-mesos: how many real agents")
 	fs.StringVar(&c.K8sHome, "k8s-home", os.Getenv("EJ_K8S_HOME"), "the kube and clusters-real shapes' Kubernetes build (scripts/start.sh, stop.sh, bin.sh, certs.sh; default: $EJ_K8S_HOME, else ROOT/../shared/k8s-1.37)")
-	fs.StringVar(&c.KwokBin, "kwok", "", "clusters-real: the kwok binary (default: built from the Go module proxy, "+soak.KwokModule+", into the run's directory)")
+	fs.StringVar(&c.KwokBin, "kwok", "", "clusters-real: the kwok binary (default: built from the Go module proxy, "+kwoksim.Module+", into the run's directory)")
 	fs.StringVar(&recheck, "recheck", "", "run the checker again over a run kept with -dir, and start nothing")
 	fs.StringVar(&expectJob, "expect", "", "with -recheck: also print the expectations the named job's history is judged against (each fire's fates and bounds)")
 	var raftLog, raftKey string
@@ -152,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if c.Shape == soak.ShapeClustersReal && c.KwokBin == "" {
-		if c.KwokBin, err = soak.BuildKwok(ctx, filepath.Join(c.Dir, "kwok-bin")); err != nil {
+		if c.KwokBin, err = kwoksim.Build(ctx, filepath.Join(c.Dir, "kwok-bin")); err != nil {
 			return err
 		}
 	}

@@ -23,24 +23,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ejcloud/elasticjob/engine/kube"
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 	"github.com/ejcloud/elasticjob/internal/loopback"
 	"github.com/ejcloud/elasticjob/internal/soak/runlog"
 	"github.com/ejcloud/elasticjob/jobs"
 )
-
-// KwokModule is the kwok release the clusters-real shape builds from the
-// Go module proxy when it is given no kwok binary (-kwok).
-const KwokModule = "sigs.k8s.io/kwok/cmd/kwok@v0.8.0"
-
-// BuildKwok builds kwok into dir and returns the binary's path.
-func BuildKwok(ctx context.Context, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "install", KwokModule)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("soak: go install %s: %w: %s", KwokModule, err, tail(out, 2000))
-	}
-	return filepath.Join(dir, "kwok"), nil
-}
 
 // kwokCluster is a second Kubernetes control plane on this machine: etcd
 // and kube-apiserver of the single-node build (its binaries and its
@@ -68,9 +55,6 @@ type kwokCluster struct {
 	stopRecord context.CancelFunc
 	recorded   sync.WaitGroup
 }
-
-// kwokAnnotation marks the nodes kwok plays.
-const kwokAnnotation = "kwok.x-k8s.io/node"
 
 func (k *kwokCluster) start(ctx context.Context) error {
 	if _, err := os.Stat(k.kwokBin); err != nil {
@@ -152,7 +136,7 @@ func (k *kwokCluster) start(ctx context.Context) error {
 	}
 	k.kwok = &proc{name: "kwok", bin: k.kwokBin, log: filepath.Join(k.dir, "kwok.log"),
 		args: []string{"--kubeconfig", k.admin, "--config", cfg, "--manage-all-nodes=false",
-			"--manage-nodes-with-annotation-selector", kwokAnnotation + "=fake", "--node-ip", "127.0.0.1"}}
+			"--manage-nodes-with-annotation-selector", kwoksim.NodeAnnotation + "=fake", "--node-ip", "127.0.0.1"}}
 	if err := k.kwok.start(); err != nil {
 		return err
 	}
@@ -217,7 +201,7 @@ func (k *kwokCluster) addNodes(ctx context.Context, bound time.Duration) error {
 		corev1.ResourcePods: resource.MustParse("110")}
 	for i := range max(1, k.nodes) {
 		name := "kwok-" + strconv.Itoa(i)
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwokAnnotation: "fake"},
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwoksim.NodeAnnotation: "fake"},
 			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name}}, Status: corev1.NodeStatus{Allocatable: res, Capacity: res}}
 		if _, err := k.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("soak: kwok: node %s: %w", name, err)
@@ -399,7 +383,7 @@ func (k *kwokCluster) stop() error {
 // 1.5 s later with exit code 0 (a kubelet's Succeeded); a deleted pod goes
 // at once. Node leases last an hour: there is no node lifecycle
 // controller to read them.
-const kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+var kwokConfig = kwoksim.Stages(`apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   nodeLeaseDurationSeconds: 3600
@@ -407,68 +391,7 @@ options:
   nodePlayStageParallelism: 2
   podPlayStageParallelism: 4
   podsOnNodeSyncParallelism: 2
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: node-initialize}
-spec:
-  resourceRef: {apiGroup: v1, kind: Node}
-  selector:
-    matchExpressions:
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: NotIn
-      values: ['True']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      {{ range NodeConditions }}
-      - lastHeartbeatTime: {{ $now | Quote }}
-        lastTransitionTime: {{ $now | Quote }}
-        message: {{ .message | Quote }}
-        reason: {{ .reason | Quote }}
-        status: {{ .status | Quote }}
-        type: {{ .type | Quote }}
-      {{ end }}
-      addresses:
-      - {address: 127.0.0.1, type: InternalIP}
-      allocatable:
-      {{ YAML .status.allocatable 1 }}
-      capacity:
-      {{ YAML .status.capacity 1 }}
-      nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: kwok, containerRuntimeVersion: kwok}
-      phase: Running
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-running}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
-    - {key: '.status.phase', operator: In, values: ['', 'Pending']}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        started: true
-        state: {running: {startedAt: {{ $now | Quote }}}}
-      {{ end }}
-      hostIP: 127.0.0.1
-      phase: Running
-      startTime: {{ $now | Quote }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
+`, kwoksim.NodeInitialize, kwoksim.PodRunning, `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata: {name: pod-end}
 spec:
@@ -496,15 +419,4 @@ spec:
           terminated: {exitCode: 0, finishedAt: {{ $now | Quote }}, reason: Completed, startedAt: {{ $now | Quote }}}
       {{ end }}
       phase: Succeeded
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-delete}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - {key: '.metadata.deletionTimestamp', operator: Exists}
-  next:
-    delete: true
-`
+`, kwoksim.PodDelete)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -74,8 +75,8 @@ func run(ctx context.Context, o options, r *bench.Report) error {
 	kwokBin := o.ksKwok
 	if kwokBin == "" {
 		t := time.Now()
-		bench.Logf("kube-scale: building %s", kwokModule)
-		if kwokBin, err = buildKwok(ctx, dir); err != nil {
+		bench.Logf("kube-scale: building %s", kwoksim.Module)
+		if kwokBin, err = kwoksim.Build(ctx, dir); err != nil {
 			return err
 		}
 		bench.Logf("kube-scale: kwok built in %s", time.Since(t).Round(time.Second))

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,20 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
-
-// kwokModule is the kwok release the scenario builds from the Go module proxy into its
-// temporary directory (never into the repository).
-const kwokModule = "sigs.k8s.io/kwok/cmd/kwok@v0.8.0"
-
-// buildKwok builds kwok into dir and returns the binary's path.
-func buildKwok(ctx context.Context, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "install", kwokModule)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install %s: %v\n%s", kwokModule, err, out)
-	}
-	return filepath.Join(dir, "kwok"), nil
-}
 
 // The simulated run of a pod. Its job's parameter says how long it runs and how it ends:
 // "run=3s exit=0". kwok reads it from the task data in the pod's environment
@@ -53,7 +39,7 @@ const (
 // lifecycle controller: the 1,000 heartbeats a real cluster sends would be load neither side
 // makes.
 func kwokConfig(parallelism int) string {
-	return fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
+	return kwoksim.Stages(fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   nodeLeaseDurationSeconds: 3600
@@ -63,68 +49,8 @@ options:
   podsOnNodeSyncParallelism: 4
   enablePodsOnNodeSyncListPager: true
   enablePodsOnNodeSyncStreamWatch: false
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: node-initialize}
-spec:
-  resourceRef: {apiGroup: v1, kind: Node}
-  selector:
-    matchExpressions:
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: NotIn
-      values: ['True']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      {{ range NodeConditions }}
-      - lastHeartbeatTime: {{ $now | Quote }}
-        lastTransitionTime: {{ $now | Quote }}
-        message: {{ .message | Quote }}
-        reason: {{ .reason | Quote }}
-        status: {{ .status | Quote }}
-        type: {{ .type | Quote }}
-      {{ end }}
-      addresses:
-      - {address: 127.0.0.1, type: InternalIP}
-      allocatable:
-      {{ YAML .status.allocatable 1 }}
-      capacity:
-      {{ YAML .status.capacity 1 }}
-      nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: kwok, containerRuntimeVersion: kwok}
-      phase: Running
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-running}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
-    - {key: '.status.phase', operator: In, values: ['', 'Pending']}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
-      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        started: true
-        state: {running: {startedAt: {{ $now | Quote }}}}
-      {{ end }}
-      hostIP: 127.0.0.1
-      phase: Running
-      startTime: {{ $now | Quote }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
+`, parallelism), kwoksim.NodeInitialize, kwoksim.PodRunning,
+		fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata: {name: pod-end}
 spec:
@@ -155,31 +81,17 @@ spec:
             startedAt: {{ $now | Quote }}
       {{ end }}
       phase: {{ if eq $exit "0" }}Succeeded{{ else }}Failed{{ end }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-delete}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - {key: '.metadata.deletionTimestamp', operator: Exists}
-  next:
-    delete: true
-`, parallelism, runExpr, exitTmpl)
+`, runExpr, exitTmpl), kwoksim.PodDelete)
 }
 
-// kwokAnnotation marks the nodes kwok manages.
-const kwokAnnotation = "kwok.x-k8s.io/node"
-
-// startKwok starts kwok on the nodes annotated kwokAnnotation=fake.
+// startKwok starts kwok on the nodes annotated kwoksim.NodeAnnotation=fake.
 func startKwok(dir, bin, kubeconfig string, parallelism int) (*proc, error) {
 	cfg := filepath.Join(dir, "kwok.yaml")
 	if err := os.WriteFile(cfg, []byte(kwokConfig(parallelism)), 0o644); err != nil {
 		return nil, err
 	}
 	return startProc(dir, "kwok", bin, "--kubeconfig", kubeconfig, "--config", cfg,
-		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", kwokAnnotation+"=fake",
+		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", kwoksim.NodeAnnotation+"=fake",
 		"--node-ip", "127.0.0.1")
 }
 
@@ -215,7 +127,7 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, kwok *proc, n, cp
 					corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI)}
 				node := &corev1.Node{
 					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("kwok-node-%04d", i),
-						Annotations: map[string]string{kwokAnnotation: "fake"},
+						Annotations: map[string]string{kwoksim.NodeAnnotation: "fake"},
 						Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": fmt.Sprintf("kwok-node-%04d", i)}},
 					Status: corev1.NodeStatus{Allocatable: res, Capacity: res},
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 )
 
 // Options: the kube-scale scenario (kwok nodes on the real control plane).
@@ -36,7 +37,7 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&p.ksGrace, "kube-scale-grace", 20*time.Second, "kube-scale: wait after the window for the pods of its fires")
 	fs.DurationVar(&p.ksTimeout, "kube-scale-timeout", 20*time.Minute, "kube-scale: bound on the whole scenario")
 	fs.StringVar(&p.ksSidesFlag, "kube-scale-sides", "ours,jobs", "kube-scale: the sides to run (ours, jobs)")
-	fs.StringVar(&p.ksKwok, "kube-scale-kwok", "", "kube-scale: a kwok binary to use instead of building "+kwokModule)
+	fs.StringVar(&p.ksKwok, "kube-scale-kwok", "", "kube-scale: a kwok binary to use instead of building "+kwoksim.Module)
 	fs.StringVar(&p.ksLimitsFlag, "kube-scale-their-limits", "", "kube-scale: client QPS/burst of kube-controller-manager and kube-scheduler, e.g. 100/200 (default: theirs, 20/30 and 50/100)")
 	fs.BoolVar(&p.ksProfile, "kube-scale-profile", false, "kube-scale: CPU-profile our scheduler over its window and print the top of it")
 	fs.StringVar(&p.ksArgsFlag, "kube-scale-scheduler-args", "", "kube-scale: more flags for our scheduler, space-separated")
