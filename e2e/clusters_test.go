@@ -47,6 +47,24 @@ func whereRuns(t testing.TB, out string) []whereRun {
 	return runs
 }
 
+// onLocalAndRemote starts a Mesos master with an agent of its own ("remote", bin/mesos-local
+// in workDir on port, as a real Mesos cluster is reached: mesos_url) and a scheduler on two
+// clusters at once, its embedded engine ("local") and remote, with extra flags, the
+// recorder app published. The agents of both clusters run on this machine: a file:// app
+// URL reaches them.
+func onLocalAndRemote(t *testing.T, workDir string, port int, extra ...string) (*scheduler, *mesosLocal) {
+	t.Helper()
+	ml := startMesosLocal(t, workDir, port)
+	list := filepath.Join(t.TempDir(), "clusters.yaml")
+	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
+	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startScheduler(t, schedOpts{extra: append([]string{"--clusters-file", list, "--allow-file-app-urls=true"}, extra...)})
+	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	return s, ml
+}
+
 // TestJobMovesBetweenClusters: one scheduler on two clusters at once, its embedded engine
 // ("local") and a Mesos master with an agent of its own ("remote", bin/mesos-local, as a
 // real Mesos cluster is reached: mesos_url). A cron job placed on remote runs there; its
@@ -55,15 +73,7 @@ func whereRuns(t testing.TB, out string) []whereRun {
 // with the reason naming the cluster, and the undrain lets it run.
 func TestJobMovesBetweenClusters(t *testing.T) {
 	t.Parallel()
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
-	list := filepath.Join(t.TempDir(), "clusters.yaml")
-	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
-	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The agents of both clusters run on this machine: a file:// app URL reaches them.
-	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
-	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	s, ml := onLocalAndRemote(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	out := outDir(t)
 	j := recorderJob("mover", "rec", out, 1)
 	j.Cron, j.Misfire, j.Clusters = "*/2 * * * * ?", true, []string{"remote"}
@@ -181,14 +191,7 @@ func TestJobMovesBetweenClusters(t *testing.T) {
 func TestLostClusterFailsOver(t *testing.T) {
 	t.Parallel()
 	workDir, port := filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t)
-	ml := startMesosLocal(t, workDir, port)
-	list := filepath.Join(t.TempDir(), "clusters.yaml")
-	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
-	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true", "--task-unreachable-timeout", "2s"}})
-	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	s, ml := onLocalAndRemote(t, workDir, port, "--task-unreachable-timeout", "2s")
 	// The namespace's clusters, not the job's: remote alone while the shard first launches
 	// (a round places it on the first cluster with room now, and local may offer first),
 	// then both, which a running TRANSIENT shard does not notice (a job's update would stop it).
@@ -356,14 +359,7 @@ func TestMigrationRunbook(t *testing.T) {
 // and remote is empty after.
 func TestDaemonMovesWithOverlap(t *testing.T) {
 	t.Parallel()
-	ml := startMesosLocal(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
-	list := filepath.Join(t.TempDir(), "clusters.yaml")
-	doc := "clusters:\n  - {name: local, engine: embedded}\n  - {name: remote, engine: mesos, mesos_url: \"" + ml.url + "\"}\n"
-	if err := os.WriteFile(list, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startScheduler(t, schedOpts{extra: []string{"--clusters-file", list, "--allow-file-app-urls=true"}})
-	s.publishApp("rec", fileURL(recorderTGZ), "bin/record.sh", true)
+	s, ml := onLocalAndRemote(t, filepath.Join(t.TempDir(), "mesos"), harness.FreePort(t))
 	out := outDir(t)
 	job := map[string]any{
 		"jobName": "resident", "appName": "rec", "jobExecutionType": "DAEMON", "cron": "*/1 * * * * ?",
