@@ -149,6 +149,25 @@ func servesOnly(t *testing.T, r *Registry, want ...time.Time) queue.Ready {
 	return rd
 }
 
+// launchThenFire is what lands between a writer's read and its commit:
+// the execution the entry holds launches (the entry goes, taken at read)
+// and the fire of next makes the entry anew.
+func launchThenFire(t *testing.T, r *Registry, read, next time.Time) func() {
+	return func() {
+		ctx := context.Background()
+		rd, _, err := r.Work().ReadyOf(ctx, "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Change().Dequeue(rd, read).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Work().TriggerFires(ctx, cronOf(next), next, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestARequeueIsNotTakenForTheOneRead: a launch rolled back puts its
 // execution back on the entry it reads; when the execution that entry
 // held launched and the next fire made the entry anew before the
@@ -164,19 +183,7 @@ func TestARequeueIsNotTakenForTheOneRead(t *testing.T) {
 		if _, err := r.Work().TriggerFires(ctx, cronOf(read), read, nil); err != nil {
 			t.Fatal(err)
 		}
-		others := func() {
-			rd, _, err := r.Work().ReadyOf(ctx, "j")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Change().Dequeue(rd, read).Commit(ctx); err != nil { // it launches
-				t.Fatal(err)
-			}
-			if _, err := r.Work().TriggerFires(ctx, cronOf(next), next, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		requeue := New(&landFirst{KV: kv, before: others})
+		requeue := New(&landFirst{KV: kv, before: launchThenFire(t, r, read, next)})
 		if err := requeue.Work().Requeue(ctx, nil, "j", nil, ByCron, true, back, back, read, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -196,19 +203,7 @@ func TestACatchUpIsNotTakenForTheOneRead(t *testing.T) {
 		if _, err := r.Work().TriggerFires(ctx, cronOf(read), read, nil); err != nil {
 			t.Fatal(err)
 		}
-		others := func() {
-			rd, _, err := r.Work().ReadyOf(ctx, "j")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Change().Dequeue(rd, read).Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := r.Work().TriggerFires(ctx, cronOf(next), next, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		catchUp := New(&landFirst{KV: kv, before: others})
+		catchUp := New(&landFirst{KV: kv, before: launchThenFire(t, r, read, next)})
 		m := map[string]Missed{"j": {Fires: 1, Misfire: true, After: read, Instants: []time.Time{missed}}}
 		if err := catchUp.Schedule().TriggerMissed(ctx, m, missed); err != nil {
 			t.Fatal(err)
