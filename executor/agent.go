@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,8 +122,7 @@ func (a *batchingAgent) SendBatch(ctx context.Context, cs []*executor.Call) erro
 		if err != nil {
 			return err
 		}
-		body = append(strconv.AppendInt(body, int64(len(b)), 10), '\n')
-		body = append(body, b...)
+		body = mesosframe.AppendRecord(body, b)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
 	if err != nil {

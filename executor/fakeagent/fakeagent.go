@@ -1,16 +1,15 @@
 package fakeagent
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/ejcloud/elasticjob/internal/mesosframe"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
@@ -137,21 +136,19 @@ func (a *Agent) serveBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	recs, err := mesosframe.Records(body, 1024)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	var batch []*executor.Call
-	for len(body) > 0 {
-		nl := bytes.IndexByte(body, '\n')
-		n, err := strconv.Atoi(string(body[:max(nl, 0)]))
-		if nl < 0 || err != nil || n < 0 || n > len(body)-nl-1 {
-			http.Error(w, "not RecordIO", http.StatusBadRequest)
-			return
-		}
+	for _, rec := range recs {
 		call := new(executor.Call)
-		if err := call.Unmarshal(body[nl+1 : nl+1+n]); err != nil || (call.Type != executor.Call_UPDATE && call.Type != executor.Call_MESSAGE) {
+		if err := call.Unmarshal(rec); err != nil || (call.Type != executor.Call_UPDATE && call.Type != executor.Call_MESSAGE) {
 			http.Error(w, fmt.Sprintf("bad call %v: %v", call.Type, err), http.StatusBadRequest)
 			return
 		}
 		batch = append(batch, call)
-		body = body[nl+1+n:]
 	}
 	a.mu.Lock()
 	a.types = append(a.types, typeRecordIO+" ("+typeProtobuf+")")

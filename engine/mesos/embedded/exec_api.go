@@ -1,11 +1,11 @@
 package embedded
 
 import (
-	"bytes"
+	"errors"
 	"mime"
 	"net/http"
-	"strconv"
 
+	"github.com/ejcloud/elasticjob/internal/mesosframe"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -285,22 +285,20 @@ func readBatch(w http.ResponseWriter, r *http.Request) ([]*execpb.Call, *httpErr
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "Failed to read body: %v", err)
 	}
-	var batch []*execpb.Call
-	for len(body) > 0 {
-		if len(batch) == maxBatch {
-			return nil, errorf(http.StatusBadRequest, "More than %d calls in one batch", maxBatch)
-		}
-		nl := bytes.IndexByte(body, '\n')
-		n, err := strconv.Atoi(string(body[:max(nl, 0)]))
-		if nl < 0 || err != nil || n < 0 || n > len(body)-nl-1 {
-			return nil, errorf(http.StatusBadRequest, "Failed to parse body: record %d is not a RecordIO record", len(batch))
-		}
+	recs, err := mesosframe.Records(body, maxBatch)
+	if errors.Is(err, mesosframe.ErrTooManyRecords) {
+		return nil, errorf(http.StatusBadRequest, "More than %d calls in one batch", maxBatch)
+	}
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "Failed to parse body: %v", err)
+	}
+	batch := make([]*execpb.Call, 0, len(recs))
+	for i, rec := range recs {
 		call := new(execpb.Call)
-		if err := c.decode(body[nl+1:nl+1+n], call); err != nil {
-			return nil, errorf(http.StatusBadRequest, "Failed to parse record %d into Call: %v", len(batch), err)
+		if err := c.decode(rec, call); err != nil {
+			return nil, errorf(http.StatusBadRequest, "Failed to parse record %d into Call: %v", i, err)
 		}
 		batch = append(batch, call)
-		body = body[nl+1+n:]
 	}
 	if len(batch) == 0 {
 		return nil, errorf(http.StatusBadRequest, "Expecting at least one call")
