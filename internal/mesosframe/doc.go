@@ -11,4 +11,7 @@
 // subscription like any other broken stream; JSONCodec is mesos-go's JSON
 // codec with guarded decoders, and an encoder that writes a call's own
 // (generated) JSON without encoding/json's second pass over it.
+//
+// Records and AppendRecord frame a batch of calls sent in one request (our
+// executor's updates to the embedded agent) the same way on both sides.
 package mesosframe
