@@ -141,6 +141,9 @@ func (e *Engine) created(launches []engine.TaskLaunch, errs []error) error {
 	defer e.wake()
 	failed, unknown, down := 0, -1, -1
 	for i, err := range errs {
+		if t := e.tasks[launches[i].TaskID]; err == nil && t != nil && t.obj == nil && t.created {
+			t.probeAt = e.clock.Now().Add(probeAfter) // unseen.go
+		}
 		if err != nil {
 			failed++
 			if unknown < 0 && !refused(err) {
