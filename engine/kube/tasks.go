@@ -21,6 +21,7 @@ type task struct {
 	images                map[string]string // container → image
 	obj                   *corev1.Pod       // the pod as the informer last showed it (nil: not yet)
 	created               bool              // created by this engine and not yet shown by the informer
+	unsure                bool              // its creation's answer was lost: its pod may or may not exist (unseen.go)
 	absent                bool              // never shown by the informer, and the API server says its pod is not there
 	probeAt               time.Time         // when the API server is asked whether its unseen pod exists (zero: not due)
 	probeGap              time.Duration     // the wait before asking again after a failed ask
@@ -222,8 +223,11 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 // failover runs it again.
 func (t *task) stoppedFromOutside() phaseStatus {
 	if t.absent {
-		return phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonTaskUnknown,
-			message: "its pod " + t.pod + " vanished: created, then deleted before the engine saw it (while it could not watch the API server), so how it ran is not known"}
+		msg := "its pod " + t.pod + " vanished: created, then deleted before the engine saw it (while it could not watch the API server), so how it ran is not known"
+		if t.unsure {
+			msg = "the answer to its pod's creation was lost and its pod " + t.pod + " is not there: it was never created, or it vanished (deleted before the engine saw it)"
+		}
+		return phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonTaskUnknown, message: msg}
 	}
 	if t.obj != nil && t.obj.Status.Reason == "DeadlineExceeded" {
 		return failedPod(t.obj, t.memMB)

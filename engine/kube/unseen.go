@@ -15,23 +15,26 @@ import (
 // created in that gap (its creation sent as the API server went away, taken when it came
 // back) and deleted before the list (kwok runs a pod in milliseconds) never reaches the
 // engine, and its task stayed STAGING for good: every reconciliation was answered STAGING
-// and no end ever came.
+// and no end ever came. And a creation whose answer was lost (unanswered) may or may not
+// have made its pod at all; the informer cannot tell a pod not yet shown from one that
+// never will be.
 //
 // So the API server is asked (a GET, which reads etcd, not a cache) about each pod the
-// engine created and the informer has not shown probeAfter after the
+// engine created, or may have, and the informer has not shown probeAfter after the
 // creation: a pod found is left for the informer to report (its status comes as ever); a
 // pod not there makes its task LOST (REASON_TASK_UNKNOWN: neither whether nor how it ran is
 // known), and the scheduler runs the task again by its usual rules. While the API server
 // cannot answer, the question is asked again, each time a little later. A pod of such a
-// task that shows up after its loss was told is deleted at once (late), so the task's run
-// again never has it beside.
+// task that shows up after its loss was told (a creation that landed after the GET: a
+// request the API server read from its socket after the client gave it up) is deleted at
+// once (late), so the task's run again never has it beside.
 
 // lateTries bounds the deletions of a late pod tried (about 2 minutes of them).
 const lateTries = 8
 
 // probeAfter is how long after a creation's answer (or its loss) the API server is asked
 // about a pod the informer has not shown: the informer shows a pod in milliseconds when its
-// watch is up.
+// watch is up, and a creation whose answer was lost has had the time to land.
 const probeAfter = 5 * time.Second
 
 // probeRecheck is how long after the API server said the pod is there it is asked again
@@ -82,7 +85,8 @@ func (e *Engine) probe(id, ns, pod string) {
 	case err == nil:
 		t.probeAt, t.probeGap = now.Add(probeRecheck), 0
 	case apierrors.IsNotFound(err):
-		e.log.Warn("the pod of a task is not there and was never seen: the task is lost", "task", id, "pod", pod, "namespace", ns)
+		e.log.Warn("the pod of a task is not there and was never seen: the task is lost", "task", id, "pod", pod, "namespace", ns,
+			"creation_answered", !t.unsure)
 		t.absent, t.deleted, t.created, t.dirty = true, true, false, true
 	default:
 		t.probeGap = min(max(2*t.probeGap, probeRetry), probeRetryMax)

@@ -2,12 +2,18 @@ package kube
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
@@ -142,6 +148,104 @@ func TestUnseenPodThereIsLeftToTheInformer(t *testing.T) {
 		synctest.Wait()
 		if _, ok := lostOf(updates(e), l.TaskID); !ok {
 			t.Fatal("the pod gone unseen: its task not lost")
+		}
+	})
+}
+
+// TestLostCreateOfNoPodIsLostOnceTheAPIServerAnswers: a creation whose answer was lost
+// (the API server stopped under it) and which made no pod fails the Accept as
+// engine.ErrOutcomeUnknown; the task is not lost while the API server cannot say whether
+// the pod is there (it was answered LOST at once, and the scheduler ran the shard again
+// beside the pod when it had been made after all); once the API server answers that it is
+// not, the task is LOST (REASON_TASK_UNKNOWN), and a pod of it that lands after that is
+// deleted at once.
+func TestLostCreateOfNoPodIsLostOnceTheAPIServerAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e, cs := unseenEngine(clk, func(*corev1.Pod) (bool, error) {
+			return false, &url.Error{Op: "Post", URL: "https://kube/api/v1/namespaces/ns/pods", Err: io.EOF}
+		})
+		var down atomic.Bool
+		down.Store(true)
+		cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if down.Load() {
+				return true, nil, apierrors.NewServiceUnavailable("the API server is starting")
+			}
+			return false, nil, nil
+		})
+		l, err := acceptOne(t, e)
+		if !errors.Is(err, engine.ErrOutcomeUnknown) || errors.Is(err, engine.ErrUnavailable) {
+			t.Fatalf("accept: %v, want ErrOutcomeUnknown alone", err)
+		}
+		if st := reconciled(t, e, l.TaskID); st.State != tstate.Staging {
+			t.Fatalf("reconciled at once: %s, want TASK_STAGING (the pod may be there)", st.State)
+		}
+		clk.Advance(probeAfter)
+		updates(e) // asks; the API server cannot answer
+		synctest.Wait()
+		if _, ok := lostOf(updates(e), l.TaskID); ok {
+			t.Fatal("lost while the API server could not say whether its pod is there")
+		}
+		if st := reconciled(t, e, l.TaskID); st.State != tstate.Staging {
+			t.Fatalf("reconciled while the API server is down: %s, want TASK_STAGING", st.State)
+		}
+		down.Store(false)
+		clk.Advance(probeRetry)
+		updates(e) // asks again
+		synctest.Wait()
+		st, ok := lostOf(updates(e), l.TaskID)
+		if !ok {
+			t.Fatal("the API server says the pod is not there: the task not lost")
+		}
+		if st.Reason != tstate.ReasonTaskUnknown || !strings.Contains(st.Message, "answer to its pod's creation was lost") {
+			t.Errorf("LOST %s: %q", st.Reason, st.Message)
+		}
+		// The creation lands after all (read by the API server after the client gave it up).
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName("j", 0, l.TaskID), Namespace: "ns",
+			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelFramework: labelValue(e.frameworkID)},
+			Annotations: map[string]string{AnnotationTask: l.TaskID}}, Spec: corev1.PodSpec{NodeName: "n1"}}
+		if err := cs.Tracker().Create(podsGVR, p, "ns"); err != nil {
+			t.Fatal(err)
+		}
+		e.onPod(p)
+		mustDeleted(t, e, p.Name)
+		if us := updates(e); len(us) != 0 {
+			t.Errorf("told %+v of the late pod", us)
+		}
+	})
+}
+
+// TestLostCreateOfAPodMadeIsItsTask: a creation whose answer was lost but which made its
+// pod: the API server says the pod is there, the task is not lost, and the informer's view
+// of the pod is told as ever.
+func TestLostCreateOfAPodMadeIsItsTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(t0)
+		e, cs := unseenEngine(clk, func(*corev1.Pod) (bool, error) {
+			return true, &url.Error{Op: "Post", URL: "https://kube/api/v1/namespaces/ns/pods", Err: io.EOF}
+		})
+		l, err := acceptOne(t, e)
+		if !errors.Is(err, engine.ErrOutcomeUnknown) {
+			t.Fatalf("accept: %v, want ErrOutcomeUnknown", err)
+		}
+		clk.Advance(probeAfter)
+		updates(e)
+		synctest.Wait()
+		if us := updates(e); len(us) != 0 {
+			t.Fatalf("told %+v of a pod there", us)
+		}
+		obj, err := cs.Tracker().Get(podsGVR, "ns", podName("j", 0, l.TaskID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := obj.(*corev1.Pod).DeepCopy()
+		p.Status.Phase = corev1.PodRunning
+		e.onPod(p)
+		if s := stateOf(updates(e), l.TaskID); s != tstate.Running {
+			t.Fatalf("told %q, want TASK_RUNNING", s)
+		}
+		if d := deletedNow(e); len(d) != 0 {
+			t.Errorf("deleted %v", d)
 		}
 	})
 }
