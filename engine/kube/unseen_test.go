@@ -85,7 +85,7 @@ func lostOf(us []engine.Status, id string) (engine.Status, bool) {
 // TestPodCreatedAndDeletedUnseenIsLost: a pod the API server created (and answered so)
 // that ran and was deleted while the engine's informer could not see it (its watch down
 // with the API server, which came back before the pod went) never reaches the informer.
-// Its task was answered TASK_STAGING to the end (the clusters-real soak's kwok cluster);
+// Its task was answered TASK_STAGING to the end, no event ever ending it;
 // once the API server says the pod is not there, the task is LOST, with the reason that
 // says it is unknown and a message that says its pod vanished.
 func TestPodCreatedAndDeletedUnseenIsLost(t *testing.T) {
