@@ -80,15 +80,18 @@ func (k *kubeCluster) cpu() float64 {
 	return t
 }
 
-// apiCounts is the API server's requests so far: pods created, and all.
-func (k *kubeCluster) apiCounts(ctx context.Context) (created, all float64) {
+// apiCounts is the API server's requests so far: pods created, the
+// scheduler's requests (its service account's token puts them in the flow
+// schema service-accounts; the controllers' are kube-system's), and all.
+func (k *kubeCluster) apiCounts(ctx context.Context) (created, sched, all float64) {
 	b, err := k.cp.CS.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		bench.Logf("clusters-launch: API server metrics: %v", err)
-		return 0, 0
+		return 0, 0, 0
 	}
 	m := promtext.Parse(b)
-	return m.Sum("apiserver_request_total", `code="201"`, `resource="pods"`, `subresource=""`, `verb="POST"`), m.Sum("apiserver_request_total")
+	return m.Sum("apiserver_request_total", `code="201"`, `resource="pods"`, `subresource=""`, `verb="POST"`),
+		m.Sum("apiserver_flowcontrol_dispatched_requests_total", `flow_schema="service-accounts"`), m.Sum("apiserver_request_total")
 }
 
 // kubeSetup is what the runs with Kubernetes clusters need once: the
