@@ -15,7 +15,7 @@ import (
 // RunLaunch is clusters-launch: for each run's clusters (a Mix), that
 // many simulated Mesos clusters (a bin/mesos-local each) and Kubernetes
 // clusters of kwok nodes (kube.go), -mc-agents split evenly between them
-// (a Kubernetes cluster's share as as many kwok nodes of the same size),
+// (a Kubernetes cluster's share as kwok nodes of the agents' size),
 // so that every run has the same capacity; one scheduler on all of them,
 // -mc-jobs jobs naming no cluster, and its launches over a window. One
 // cluster is reached by mesos_url or kube_config, as a deployment of one
