@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kwokcluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 	"github.com/ejcloud/elasticjob/internal/kwoksim"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,8 +36,8 @@ type kubeScale struct {
 	r       *bench.Report
 	repo    string
 	dir     string
-	cp      *controlPlane
-	kwok    *proc
+	cp      *kwokcluster.ControlPlane
+	kwok    *kwokcluster.Proc
 	sched   *bench.Scheduler
 	rec     map[string]*podRecorder
 	results map[string]*sideResult
@@ -49,7 +50,7 @@ func Run(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error
 }
 
 func run(ctx context.Context, o options, r *bench.Report) error {
-	home := k8sHome()
+	home := kwokcluster.Home()
 	if _, err := os.Stat(filepath.Join(home, "scripts/start.sh")); err != nil {
 		r.Note("kube-scale: skipped: no Kubernetes build at " + home + " (set EJ_K8S_HOME)")
 		return nil
@@ -81,7 +82,7 @@ func run(ctx context.Context, o options, r *bench.Report) error {
 		}
 		bench.Logf("kube-scale: kwok built in %s", time.Since(t).Round(time.Second))
 	}
-	unlock, err := lockK8s(ctx, 30*time.Minute)
+	unlock, err := kwokcluster.Lock(ctx, 30*time.Minute, "kube-scale")
 	if err != nil {
 		return err
 	}
@@ -120,28 +121,28 @@ func (k *kubeScale) up(ctx context.Context, kwokBin string) error {
 	o := k.o
 	t := time.Now()
 	var err error
-	k.cp, err = startControlPlane(ctx, k8sHome(), k.dir, o.ksLimits)
+	k.cp, err = kwokcluster.StartControlPlane(ctx, kwokcluster.Home(), k.dir, o.ksLimits)
 	if err != nil {
 		return err
 	}
-	bench.Logf("kube-scale: control plane up in %s (kube-apiserver on %d)", time.Since(t).Round(time.Millisecond), k.cp.apiPort)
-	if k.kwok, err = startKwok(k.dir, kwokBin, k.cp.admin, 16); err != nil {
+	bench.Logf("kube-scale: control plane up in %s (kube-apiserver on %d)", time.Since(t).Round(time.Millisecond), k.cp.APIPort)
+	if k.kwok, err = kwokcluster.StartKwok(k.dir, kwokBin, k.cp.Admin, 16); err != nil {
 		return err
 	}
 	for _, ns := range []string{ksOursNS, ksJobsNS} {
-		if err := ensureNamespace(ctx, k.cp.cs, ns); err != nil {
+		if err := kwokcluster.EnsureNamespace(ctx, k.cp.CS, ns); err != nil {
 			return err
 		}
 	}
 	t = time.Now()
-	if err := createNodes(ctx, k.cp.cs, k.kwok, o.ksNodes, o.ksNodeCPUs, o.ksNodeMemGiB, 3*time.Minute); err != nil {
-		return fmt.Errorf("%w; kwok log tail:\n%s", err, bench.Tail(k.kwok.log, 2000))
+	if err := kwokcluster.CreateNodes(ctx, k.cp.CS, k.kwok, "kwok-node-", o.ksNodes, o.ksNodeCPUs, o.ksNodeMemGiB, 3*time.Minute); err != nil {
+		return fmt.Errorf("%w; kwok log tail:\n%s", err, bench.Tail(k.kwok.Log, 2000))
 	}
 	bench.Logf("kube-scale: %d kwok nodes Ready in %s", o.ksNodes, time.Since(t).Round(time.Millisecond))
 	for _, ns := range []string{ksOursNS, ksJobsNS} {
 		rec := newPodRecorder(ns, o.ksPeriod)
 		synced := make(chan struct{})
-		go rec.run(ctx, k.cp.cs, synced)
+		go rec.run(ctx, k.cp.CS, synced)
 		select {
 		case <-synced:
 		case <-ctx.Done():
@@ -159,17 +160,17 @@ func (k *kubeScale) stop() {
 		k.sched = nil
 	}
 	if k.kwok != nil {
-		k.kwok.stop()
+		k.kwok.Stop()
 	}
 	if k.cp != nil {
-		k.cp.stop()
+		k.cp.Stop()
 	}
 }
 
 // procsOf names the processes whose CPU and memory a side reads.
 func (k *kubeScale) procsOf() map[string]int {
-	m := map[string]int{"kube-apiserver": k.cp.api.pid(), "etcd": k.cp.etcd.pid(), "kube-controller-manager": k.cp.kcm.pid(),
-		"kube-scheduler": k.cp.sch.pid(), "kwok": k.kwok.pid()}
+	m := map[string]int{"kube-apiserver": k.cp.API.PID(), "etcd": k.cp.Etcd.PID(), "kube-controller-manager": k.cp.KCM.PID(),
+		"kube-scheduler": k.cp.Sched.PID(), "kwok": k.kwok.PID()}
 	if k.sched != nil {
 		m["scheduler"] = k.sched.PID()
 	}
@@ -189,7 +190,7 @@ func (k *kubeScale) sample() map[string]bench.ProcStat {
 
 // apiMetrics scrapes the API server's /metrics.
 func (k *kubeScale) apiMetrics(ctx context.Context) promtext.Set {
-	b, err := k.cp.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	b, err := k.cp.CS.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		bench.Logf("kube-scale: API server metrics: %v", err)
 		return nil
@@ -201,12 +202,12 @@ func (k *kubeScale) apiMetrics(ctx context.Context) promtext.Set {
 func (k *kubeScale) clean(ctx context.Context, ns string) {
 	bg := metav1.DeletePropagationBackground
 	zero := int64(0)
-	_ = k.cp.cs.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
-	_ = k.cp.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	_ = k.cp.CS.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+	_ = k.cp.CS.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		l, err := k.cp.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
-		j, err2 := k.cp.cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		l, err := k.cp.CS.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		j, err2 := k.cp.CS.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
 		if err == nil && err2 == nil && len(l.Items) == 0 && len(j.Items) == 0 {
 			return
 		}

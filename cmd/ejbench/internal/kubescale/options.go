@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kwokcluster"
 	"github.com/ejcloud/elasticjob/internal/kwoksim"
 )
 
@@ -18,7 +19,7 @@ type Options struct {
 	ksTimeout                         time.Duration
 	ksSides                           map[string]bool
 	ksKwok                            string
-	ksLimits                          cpOptions
+	ksLimits                          kwokcluster.Limits
 	ksProfile                         bool
 	ksArgs                            []string
 
@@ -52,7 +53,7 @@ func (p *Options) Parse() error {
 		if _, err := fmt.Sscanf(p.ksLimitsFlag, "%d/%d", &q, &b); err != nil || q <= 0 || b <= 0 {
 			return fmt.Errorf("-kube-scale-their-limits %q: want QPS/burst, e.g. 100/200", p.ksLimitsFlag)
 		}
-		p.ksLimits = cpOptions{kcmQPS: q, kcmBurst: b, schedQPS: q, schedBurst: b}
+		p.ksLimits = kwokcluster.Limits{KCMQPS: q, KCMBurst: b, SchedQPS: q, SchedBurst: b}
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kwokcluster"
 )
 
 func parse(t *testing.T, args ...string) (Options, error) {
@@ -26,14 +28,14 @@ func TestOptionsDefaultsAndValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.ksWindow != time.Minute || o.ksNodes != 1000 || !o.ksSides["jobs"] || !o.ksSides["ours"] || o.ksLimits != (cpOptions{}) {
+	if o.ksWindow != time.Minute || o.ksNodes != 1000 || !o.ksSides["jobs"] || !o.ksSides["ours"] || o.ksLimits != (kwokcluster.Limits{}) {
 		t.Errorf("defaults: window %s nodes %d sides %v limits %+v", o.ksWindow, o.ksNodes, o.ksSides, o.ksLimits)
 	}
 	o, err = parse(t, "-kube-scale-their-limits", "100/200", "-kube-scale-scheduler-args", "--a b", "-kube-scale-sides", "ours")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.ksLimits != (cpOptions{kcmQPS: 100, kcmBurst: 200, schedQPS: 100, schedBurst: 200}) {
+	if o.ksLimits != (kwokcluster.Limits{KCMQPS: 100, KCMBurst: 200, SchedQPS: 100, SchedBurst: 200}) {
 		t.Errorf("limits = %+v", o.ksLimits)
 	}
 	if !reflect.DeepEqual(o.ksArgs, []string{"--a", "b"}) || len(o.ksSides) != 1 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/kwokcluster"
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
@@ -46,7 +47,7 @@ func (s *sideResult) perPod(procs ...string) float64 {
 // window, then the scheduler stopped and its pods deleted.
 func (k *kubeScale) ours(ctx context.Context) error {
 	o := k.o
-	kc, err := ourRights(ctx, k.cp.cs, k.repo, k.dir, k.cp.apiPort, filepath.Join(k.dir, "pki/ca.crt"))
+	kc, err := kwokcluster.SchedulerRights(ctx, k.cp.CS, k.repo, k.dir, k.cp.APIPort, k.cp.CA())
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func waitNodes(ctx context.Context, api *bench.Client, n int, d time.Duration) e
 func (k *kubeScale) jobs(ctx context.Context) error {
 	o := k.o
 	idle := k.idle(ctx, 10*time.Second)
-	f := &jobFirer{cs: k.cp.cs, ns: ksJobsNS, image: "localhost/elasticjob-executor:bench", n: o.ksJobs, period: o.ksPeriod}
+	f := &jobFirer{cs: k.cp.CS, ns: ksJobsNS, image: "localhost/elasticjob-executor:bench", n: o.ksJobs, period: o.ksPeriod}
 	until := time.Now().Add(o.ksWarmup + o.ksWindow)
 	done := make(chan struct{})
 	go func() { f.run(ctx, until); close(done) }()

@@ -5,58 +5,75 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
 )
 
-// RunLaunch is clusters-launch: for each cluster count n, n simulated
-// Mesos clusters (a bin/mesos-local each, -mc-agents split evenly between
-// them, so that every run has the same agents), one scheduler on all of
-// them, -mc-jobs jobs naming no cluster, and its launches over a window.
-// One cluster is reached by mesos_url, as a deployment of one cluster is;
-// more by clusters_file. The jobs fire every -mc-period seconds, more
-// than the scheduler launches on this machine, so the window's rate is
-// its ceiling with that many clusters. A count named more than once
-// (-mc-clusters 1,2,1,2: alternated on a shared machine) is run each time
-// and compared by its mean.
+// RunLaunch is clusters-launch: for each run's clusters (a Mix), that
+// many simulated Mesos clusters (a bin/mesos-local each) and Kubernetes
+// clusters of kwok nodes (kube.go), -mc-agents split evenly between them
+// (a Kubernetes cluster's share as kwok nodes of the agents' size),
+// so that every run has the same capacity; one scheduler on all of them,
+// -mc-jobs jobs naming no cluster, and its launches over a window. One
+// cluster is reached by mesos_url or kube_config, as a deployment of one
+// cluster is; more by clusters_file. The jobs fire every -mc-period
+// seconds, more than the scheduler launches on this machine, so the
+// window's rate is its ceiling with those clusters. A run named more than
+// once (-mc-clusters 1,1+1k,1,1+1k: alternated on a shared machine) is run
+// each time and compared by its mean, each against one Mesos cluster's
+// (the first run's when 1 is not among them).
 func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
-	rates, costs := map[int][]float64{}, map[int][]float64{} // launches/s, scheduler CPU seconds per launch
+	kwokBin := ""
+	if slices.ContainsFunc(o.Counts, func(m Mix) bool { return m.Kube > 0 }) {
+		bin, release, err := kubeSetup(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer release()
+		kwokBin = bin
+	}
+	rates, costs := map[Mix][]float64{}, map[Mix][]float64{} // launches/s, scheduler CPU seconds per launch
 	var firstErr error
-	for _, n := range o.Counts {
+	for _, m := range o.Counts {
 		if ctx.Err() != nil {
 			break
 		}
-		rate, cost, err := launchRun(ctx, o, r, n)
+		rate, cost, err := launchRun(ctx, o, r, m, kwokBin)
 		if err != nil {
-			bench.Logf("!!! clusters-launch/%d: %v", n, err)
-			r.Note(fmt.Sprintf("clusters-launch with %d clusters could not complete: %v", n, bench.FirstLine(err.Error())))
+			bench.Logf("!!! clusters-launch/%s: %v", m, err)
+			r.Note(fmt.Sprintf("clusters-launch with clusters %s could not complete: %v", m, bench.FirstLine(err.Error())))
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		rates[n] = append(rates[n], rate)
+		rates[m] = append(rates[m], rate)
 		if cost > 0 {
-			costs[n] = append(costs[n], cost)
+			costs[m] = append(costs[m], cost)
 		}
 	}
-	if one := mean(rates[1]); one > 0 {
-		done := map[int]bool{1: true}
-		for _, n := range o.Counts {
-			if done[n] || len(rates[n]) == 0 {
+	base := Mix{Mesos: 1}
+	if !slices.Contains(o.Counts, base) {
+		base = o.Counts[0]
+	}
+	if one := mean(rates[base]); one > 0 {
+		done := map[Mix]bool{base: true}
+		for _, m := range o.Counts {
+			if done[m] || len(rates[m]) == 0 {
 				continue
 			}
-			done[n] = true
-			ratio := mean(rates[n]) / one
-			r.Add("clusters-launch", fmt.Sprintf("launches/s with %d clusters × with 1 (means of %d and %d runs)", n, len(rates[n]), len(rates[1])),
-				fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[n]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
-			if c1, cn := mean(costs[1]), mean(costs[n]); c1 > 0 && cn > 0 {
+			done[m] = true
+			ratio := mean(rates[m]) / one
+			r.Add("clusters-launch", fmt.Sprintf("launches/s with clusters %s × with %s (means of %d and %d runs)", m, base, len(rates[m]), len(rates[base])),
+				fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[m]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
+			if c1, cn := mean(costs[base]), mean(costs[m]); c1 > 0 && cn > 0 {
 				// the scheduler's own CPU per launch: what the rate would be
 				// with the cores to itself, less bent by a shared machine
-				r.Add("clusters-launch", fmt.Sprintf("scheduler CPU per launch with %d clusters × with 1", n),
+				r.Add("clusters-launch", fmt.Sprintf("scheduler CPU per launch with clusters %s × with %s", m, base),
 					fmt.Sprintf("%.2f × (%s against %s)", cn/c1, bench.Ms(cn), bench.Ms(c1)), "≤ 1.10 ×", bench.Le(cn/c1, 1.1))
 			}
 		}
@@ -75,44 +92,75 @@ func mean(xs []float64) float64 {
 	return t / float64(len(xs))
 }
 
-// launchRun is one cluster count's run; it returns the window's launches/s
-// and the scheduler's CPU seconds per launch.
-func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64, float64, error) {
-	sc := fmt.Sprintf("clusters-launch/%d", n)
-	dir, cleanup, err := bench.TempDir(o.Env, fmt.Sprintf("clusters-%d", n))
+// launchRun is one run's; it returns the window's launches/s and the
+// scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
+// the Kubernetes ones k1, k2, … (the first named is the home cluster).
+func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin string) (float64, float64, error) {
+	sc := "clusters-launch/" + m.String()
+	n := m.Total()
+	per := o.Agents / n
+	dir, cleanup, err := bench.TempDir(o.Env, "clusters-"+m.String())
 	if err != nil {
 		return 0, 0, err
 	}
 	defer cleanup()
 	var mls []*bench.MesosLocal
+	var kcs []*kubeCluster
 	defer func() {
 		for _, ml := range mls {
 			ml.Stop()
 		}
+		for _, k := range kcs {
+			k.stop()
+		}
 	}()
 	var list strings.Builder
 	list.WriteString("clusters:\n")
-	for i := range n {
-		d := filepath.Join(dir, fmt.Sprintf("m%d", i+1))
+	var names []string
+	for i := range m.Mesos {
+		name := fmt.Sprintf("m%d", i+1)
+		d := filepath.Join(dir, name)
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return 0, 0, err
 		}
-		ml, err := bench.StartMesosLocal(o.BinDir, d, "--sim-agents", fmt.Sprint(o.Agents/n), "--sim-agent-cpus", "8",
+		ml, err := bench.StartMesosLocal(o.BinDir, d, "--sim-agents", fmt.Sprint(per), "--sim-agent-cpus", "8",
 			"--sim-agent-mem-mb", "32768", "--sim-task-duration", "2s-5s")
 		if err != nil {
 			return 0, 0, err
 		}
 		mls = append(mls, ml)
-		fmt.Fprintf(&list, "  - {name: m%d, engine: mesos, mesos_url: %q}\n", i+1, ml.URL)
+		names = append(names, name)
+		fmt.Fprintf(&list, "  - {name: %s, engine: mesos, mesos_url: %q}\n", name, ml.URL)
+	}
+	for i := range m.Kube {
+		name := fmt.Sprintf("k%d", i+1)
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return 0, 0, err
+		}
+		k, err := startKube(ctx, d, kwokBin, name, per)
+		if err != nil {
+			return 0, 0, fmt.Errorf("Kubernetes cluster %s: %w", name, err)
+		}
+		kcs = append(kcs, k)
+		names = append(names, name)
+		fmt.Fprintf(&list, "  - {name: %s, engine: kubernetes, kube_config: %q, kube_namespace: %s}\n", name, k.kubeconfig, kubeNS)
 	}
 	schedDir := filepath.Join(dir, "sched")
 	if err := os.MkdirAll(schedDir, 0o750); err != nil {
 		return 0, 0, err
 	}
 	args := []string{"--allow-file-app-urls=true"}
-	if n == 1 {
+	if len(kcs) > 0 {
+		args = append(args, "--kube-executor-image", "localhost/elasticjob-executor:bench",
+			"--kube-api-qps", fmt.Sprint(o.KubeQPS), "--kube-api-burst", fmt.Sprint(o.KubeBurst))
+	}
+	switch {
+	case n == 1 && len(mls) == 1:
 		args = append(args, "--mesos-url", mls[0].URL)
-	} else {
+	case n == 1:
+		args = append(args, "--kube-config", kcs[0].kubeconfig, "--kube-namespace", kubeNS)
+	default:
 		path := filepath.Join(dir, "clusters.yaml")
 		if err := os.WriteFile(path, []byte(list.String()), 0o600); err != nil {
 			return 0, 0, err
@@ -127,13 +175,16 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 	if err := awaitLeader(p); err != nil {
 		return 0, 0, err
 	}
+	if err := awaitClusters(ctx, p, n, per); err != nil {
+		return 0, 0, err
+	}
 	for a := range launchApps {
 		body := fmt.Sprintf(`{"appName":"mc_app_%d","appURL":"file:///bin/true","bootstrapScript":"true","cpuCount":0.1,"memoryMB":64,"appCacheEnable":true}`, a)
 		if err := p.API.PostJSON("/api/app", body); err != nil {
 			return 0, 0, err
 		}
 	}
-	bench.Logf("%s: %d clusters of %d simulated agents, registering %d jobs (fires every %d s)", sc, n, o.Agents/n, o.Jobs, o.Period)
+	bench.Logf("%s: %d Mesos and %d Kubernetes clusters of %d simulated agents each, registering %d jobs (fires every %d s)", sc, m.Mesos, m.Kube, per, o.Jobs, o.Period)
 	rctx, cancel := context.WithTimeout(ctx, o.RegisterBy)
 	res := bench.RegisterJobs(rctx, p.API, o.Jobs, o.Workers, func(i int) string { return launchJob(i, o.Period) })
 	cancel()
@@ -155,7 +206,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 	if err != nil {
 		return 0, 0, err
 	}
-	ml0 := mesosCPU(mls)
+	ml0, k0 := mesosCPU(mls), kubeStats(ctx, kcs)
 	bench.Logf("%s: observing %s (load average %s)", sc, o.Window, load0)
 	if err := bench.SleepCtx(ctx, o.Window); err != nil {
 		return 0, 0, err
@@ -168,7 +219,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 	if err != nil {
 		return 0, 0, err
 	}
-	ml1 := mesosCPU(mls)
+	ml1, k1 := mesosCPU(mls), kubeStats(ctx, kcs)
 	win := at1.Sub(at0).Seconds()
 	launched := m1.Sum("elasticjob_tasks_launched_total") - m0.Sum("elasticjob_tasks_launched_total")
 	rate := launched / win
@@ -179,8 +230,8 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 	}
 	var spread []string
 	if n > 1 {
-		for i := range n {
-			spread = append(spread, fmt.Sprintf("m%d %.0f", i+1, m1.Sum("elasticjob_cluster_running_tasks", fmt.Sprintf(`cluster="m%d"`, i+1))))
+		for _, name := range names {
+			spread = append(spread, fmt.Sprintf("%s %.0f", name, m1.Sum("elasticjob_cluster_running_tasks", fmt.Sprintf(`cluster="%s"`, name))))
 		}
 	}
 	late := m1.Histogram("elasticjob_fire_lateness_seconds").Minus(m0.Histogram("elasticjob_fire_lateness_seconds"))
@@ -188,6 +239,11 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 	r.Add(sc, "jobs registered; launches/s (window mean)", fmt.Sprintf("%d; %.0f over %.0f s", res.OK, rate, win), "", nil)
 	r.Add(sc, "scheduler CPU per launch; % of one core; mesos-locals' % of one core",
 		fmt.Sprintf("%s; %.0f %%; %.0f %%", perLaunch, 100*cpu/win, 100*(ml1-ml0)/win), "", nil)
+	for i := range kcs {
+		a, b := k0[i], k1[i]
+		r.Add(sc, fmt.Sprintf("%s: pods created/s; API requests/s, the scheduler's / all; its processes' %% of one core (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", names[len(mls)+i]),
+			fmt.Sprintf("%.1f; %.0f / %.0f; %.0f %%", (b.created-a.created)/win, (b.sched-a.sched)/win, (b.requests-a.requests)/win, 100*(b.cpu-a.cpu)/win), "", nil)
+	}
 	ended := m1.Sum("elasticjob_tasks_ended_total") - m0.Sum("elasticjob_tasks_ended_total")
 	// tasks run 2-5 s: about 3.5 s of launches are running at any time, and
 	// more when the scheduler hears of their ends late
@@ -210,10 +266,24 @@ func launchRun(ctx context.Context, o options, r *bench.Report, n int) (float64,
 const launchApps = 10
 
 // launchJob is job i: 1 + i%10 shards (5.5 on average), fired every period
-// seconds from second i%period, on app i%launchApps.
+// seconds from second i%period, on app i%launchApps. Its parameter is the
+// run time of its pods on kwok, 2–5 s (the simulated agents draw their
+// tasks' from the same range).
 func launchJob(i, period int) string {
-	return fmt.Sprintf(`{"jobName":"mc-%06d","appName":"mc_app_%d","jobExecutionType":"TRANSIENT","cron":"%d/%d * * * * ?","shardingTotalCount":%d,"cpuCount":0.1,"memoryMB":64}`,
-		i, i%launchApps, i%period, period, 1+i%10)
+	return fmt.Sprintf(`{"jobName":"mc-%06d","appName":"mc_app_%d","jobExecutionType":"TRANSIENT","cron":"%d/%d * * * * ?","shardingTotalCount":%d,"cpuCount":0.1,"memoryMB":64,"jobParameter":"run=%ds exit=0"}`,
+		i, i%launchApps, i%period, period, 1+i%10, 2+i%4)
+}
+
+// kubeStat is a Kubernetes cluster's counts at one instant.
+type kubeStat struct{ created, sched, requests, cpu float64 }
+
+func kubeStats(ctx context.Context, kcs []*kubeCluster) []kubeStat {
+	out := make([]kubeStat, len(kcs))
+	for i, k := range kcs {
+		out[i].created, out[i].sched, out[i].requests = k.apiCounts(ctx)
+		out[i].cpu = k.cpu()
+	}
+	return out
 }
 
 // mesosCPU is the CPU seconds the mesos-locals used so far.

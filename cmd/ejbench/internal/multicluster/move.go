@@ -77,7 +77,7 @@ func RunMove(ctx context.Context, env bench.Env, opt Options, r *bench.Report) e
 	if err := awaitLeader(p); err != nil {
 		return err
 	}
-	if err := awaitClusters(ctx, p); err != nil {
+	if err := awaitClusters(ctx, p, 2, 1); err != nil {
 		return err
 	}
 	app := filepath.Join(dir, "app.tar.gz")
@@ -246,21 +246,27 @@ func call(p *bench.Scheduler, method, path string, body []byte) error {
 	return nil
 }
 
-// awaitClusters waits until both clusters have an agent.
-func awaitClusters(ctx context.Context, p *bench.Scheduler) error {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-		var views []struct {
-			Agents int `json:"agents"`
-		}
+// clusterView is what awaitClusters reads of a cluster in GET /api/operate/clusters.
+type clusterView struct {
+	Agents int `json:"agents"`
+}
+
+// awaitClusters waits until the scheduler sees n clusters with at least
+// agents agents each (a Kubernetes engine lists its nodes some seconds
+// after it starts).
+func awaitClusters(ctx context.Context, p *bench.Scheduler, n, agents int) error {
+	for deadline := time.Now().Add(120 * time.Second); time.Now().Before(deadline); {
+		var views []clusterView
 		if code, out, err := p.API.Do(http.MethodGet, "/api/operate/clusters", "", nil); err == nil && code == 200 &&
-			json.Unmarshal(out, &views) == nil && len(views) == 2 && views[0].Agents > 0 && views[1].Agents > 0 {
+			json.Unmarshal(out, &views) == nil && len(views) == n &&
+			!slices.ContainsFunc(views, func(v clusterView) bool { return v.Agents < agents }) {
 			return nil
 		}
 		if err := bench.SleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("the two clusters did not both have an agent within 60 s; log tail:\n%s", bench.Tail(p.LogPath, 2000))
+	return fmt.Errorf("the %d clusters did not all have %d agents within 120 s; log tail:\n%s", n, agents, bench.Tail(p.LogPath, 2000))
 }
 
 // writeApp writes the jobs' package: bin/run.sh appends the run's start,

@@ -2,6 +2,7 @@ package multicluster
 
 import (
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,18 @@ func TestOptionsParse(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"-mc-clusters", "1,3"}, "-mc-agents 400 does not split evenly between 3 clusters"},
-		{[]string{"-mc-clusters", "0"}, "-mc-clusters \"0\": each a number of clusters from 1 to 8"},
+		{[]string{"-mc-clusters", "0"}, `-mc-clusters "0": "0": want M (mesos-local clusters), Kk (Kubernetes clusters of kwok nodes) or M+Kk`},
+		{[]string{"-mc-clusters", "1,+1k"}, `"+1k": want M`},
+		{[]string{"-mc-clusters", "1k+1"}, `"1k+1": want M`},
+		{[]string{"-mc-clusters", "1+"}, `"1+": want M`},
+		{[]string{"-mc-clusters", "k"}, `"k": want M`},
+		{[]string{"-mc-clusters", "1+0k"}, `"1+0k": want M`},
+		{[]string{"-mc-clusters", "5k"}, `"5k": want M`},
+		{[]string{"-mc-clusters", "5+4k"}, `"5+4k": want M`},
+		{[]string{"-mc-clusters", "1+2k"}, "-mc-agents 400 does not split evenly between 3 clusters"},
+		{[]string{"-mc-kube-limits", "50"}, `-mc-kube-limits "50": want QPS/burst`},
+		{[]string{"-mc-kube-limits", "0/100"}, `-mc-kube-limits "0/100": want QPS/burst`},
+		{[]string{"-mc-kube-limits", "50/100x"}, `-mc-kube-limits "50/100x": want QPS/burst`},
 		{[]string{"-mc-period", "7"}, "-mc-period 7: a number of seconds dividing 60"},
 		{[]string{"-mc-phase", "2s"}, "-mc-phase must be at least 4s"},
 	} {
@@ -31,6 +43,29 @@ func TestOptionsParse(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.err)
 		}
+	}
+}
+
+func TestMixes(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o.Flags(fs)
+	if err := fs.Parse([]string{"-mc-clusters", "1, 1+1k,2k,2+2k", "-mc-kube-limits", "200/400"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Parse(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Mix{{Mesos: 1}, {Mesos: 1, Kube: 1}, {Kube: 2}, {Mesos: 2, Kube: 2}}
+	if !slices.Equal(o.Counts, want) || o.KubeQPS != 200 || o.KubeBurst != 400 {
+		t.Errorf("counts %v, limits %d/%d", o.Counts, o.KubeQPS, o.KubeBurst)
+	}
+	var names []string
+	for _, m := range o.Counts {
+		names = append(names, m.String())
+	}
+	if got := strings.Join(names, ","); got != "1,1+1k,2k,2+2k" {
+		t.Errorf("names %s", got)
 	}
 }
 
@@ -52,7 +87,8 @@ func TestFireGaps(t *testing.T) {
 }
 
 func TestLaunchJob(t *testing.T) {
-	if got := launchJob(13, 10); !strings.Contains(got, `"cron":"3/10 * * * * ?"`) || !strings.Contains(got, `"shardingTotalCount":4`) {
+	if got := launchJob(13, 10); !strings.Contains(got, `"cron":"3/10 * * * * ?"`) || !strings.Contains(got, `"shardingTotalCount":4`) ||
+		!strings.Contains(got, `"jobParameter":"run=3s exit=0"`) {
 		t.Errorf("job 13: %s", got)
 	}
 }

@@ -8,13 +8,18 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/internal/kwoksim"
 )
 
 // Options: the clusters-launch and clusters-move scenarios.
 type Options struct {
 	counts     string
-	Counts     []int // clusters-launch: how many clusters, one run each
-	Agents     int   // clusters-launch: simulated agents in all, split between the clusters
+	Counts     []Mix  // clusters-launch: the clusters of each run, one run each
+	Agents     int    // clusters-launch: simulated agents in all, split between the clusters
+	Kwok       string // clusters-launch: the kwok binary of the Kubernetes clusters ("": build kwoksim.Module)
+	kubeLimits string
+	KubeQPS    int // clusters-launch: the scheduler's kube_api_qps and kube_api_burst
+	KubeBurst  int
 	Jobs       int
 	Period     int // clusters-launch: seconds between a job's fires (dividing 60)
 	RegisterBy time.Duration
@@ -29,8 +34,10 @@ type Options struct {
 
 // Flags registers the family's flags on fs.
 func (o *Options) Flags(fs *flag.FlagSet) {
-	fs.StringVar(&o.counts, "mc-clusters", "1,2,4", "clusters-launch: cluster counts to run in this order, comma-separated, a count repeated to alternate (1: one Mesos cluster by mesos_url; more: clusters_file)")
-	fs.IntVar(&o.Agents, "mc-agents", 400, "clusters-launch: simulated agents in all (8 cpus, 32 GB each), split evenly between the clusters")
+	fs.StringVar(&o.counts, "mc-clusters", "1,2,4", "clusters-launch: the runs' clusters in this order, comma-separated, a run repeated to alternate: M mesos-local clusters, Kk Kubernetes clusters of kwok nodes, or M+Kk both (1: one Mesos cluster by mesos_url, 1k one Kubernetes by kube_config; more: clusters_file)")
+	fs.IntVar(&o.Agents, "mc-agents", 400, "clusters-launch: simulated agents in all (8 cpus, 32 GB each), split evenly between the clusters (a Kubernetes cluster's share as kwok nodes of the same size)")
+	fs.StringVar(&o.Kwok, "mc-kwok", "", "clusters-launch: a kwok binary for the Kubernetes clusters instead of building "+kwoksim.Module+" (≈ 30 min here)")
+	fs.StringVar(&o.kubeLimits, "mc-kube-limits", "50/100", "clusters-launch: the scheduler's Kubernetes client QPS/burst (kube_api_qps, kube_api_burst) toward each Kubernetes cluster")
 	fs.IntVar(&o.Jobs, "mc-jobs", 10_000, "clusters-launch: jobs to register (1-10 shards each)")
 	fs.IntVar(&o.Period, "mc-period", 10, "clusters-launch: seconds between a job's fires, dividing 60 (10: ≈ 5,500 shard launches/s asked at 10,000 jobs, over what one scheduler sustains here)")
 	fs.DurationVar(&o.RegisterBy, "mc-register-for", 120*time.Second, "clusters-launch: bound on registration")
@@ -46,11 +53,15 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 func (o *Options) Parse() error {
 	o.Counts = nil
 	for _, f := range strings.Split(o.counts, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 8 {
-			return fmt.Errorf("-mc-clusters %q: each a number of clusters from 1 to 8", o.counts)
+		m, err := parseMix(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("-mc-clusters %q: %w", o.counts, err)
 		}
-		o.Counts = append(o.Counts, n)
+		o.Counts = append(o.Counts, m)
+	}
+	if _, err := fmt.Sscanf(o.kubeLimits, "%d/%d", &o.KubeQPS, &o.KubeBurst); err != nil || o.KubeQPS <= 0 || o.KubeBurst <= 0 ||
+		fmt.Sprintf("%d/%d", o.KubeQPS, o.KubeBurst) != o.kubeLimits {
+		return fmt.Errorf("-mc-kube-limits %q: want QPS/burst, e.g. 50/100", o.kubeLimits)
 	}
 	switch {
 	case o.Agents < 1 || o.Jobs < 1 || o.MoveJobs < 1 || o.Cycles < 1:
@@ -60,12 +71,61 @@ func (o *Options) Parse() error {
 	case o.Phase < 4*time.Second || o.MoveEvery < time.Second:
 		return fmt.Errorf("-mc-phase must be at least 4s and -mc-move-every at least 1s")
 	}
-	for _, n := range o.Counts {
-		if o.Agents%n != 0 {
-			return fmt.Errorf("-mc-agents %d does not split evenly between %d clusters", o.Agents, n)
+	for _, m := range o.Counts {
+		if o.Agents%m.Total() != 0 {
+			return fmt.Errorf("-mc-agents %d does not split evenly between %d clusters", o.Agents, m.Total())
 		}
 	}
 	return nil
+}
+
+// Mix is one clusters-launch run's clusters: Mesos mesos-locals and Kube
+// Kubernetes clusters of kwok nodes.
+type Mix struct{ Mesos, Kube int }
+
+// Total is the mix's number of clusters.
+func (m Mix) Total() int { return m.Mesos + m.Kube }
+
+// String is the mix as -mc-clusters writes it: 2, 1k, 1+1k.
+func (m Mix) String() string {
+	switch {
+	case m.Kube == 0:
+		return strconv.Itoa(m.Mesos)
+	case m.Mesos == 0:
+		return fmt.Sprintf("%dk", m.Kube)
+	}
+	return fmt.Sprintf("%d+%dk", m.Mesos, m.Kube)
+}
+
+// parseMix reads M, Kk or M+Kk. Each Kubernetes cluster is five
+// processes (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok), so at most 4 of them.
+func parseMix(s string) (Mix, error) {
+	bad := fmt.Errorf("%q: want M (mesos-local clusters), Kk (Kubernetes clusters of kwok nodes) or M+Kk, 1 to 8 clusters in all, at most 4k", s)
+	var m Mix
+	mesos, kube, both := strings.Cut(s, "+")
+	if !both && strings.HasSuffix(s, "k") {
+		mesos, kube = "", s
+	}
+	if mesos != "" || both {
+		n, err := strconv.Atoi(mesos)
+		if err != nil || n < 1 {
+			return Mix{}, bad
+		}
+		m.Mesos = n
+	}
+	if kube != "" || both {
+		k, ok := strings.CutSuffix(kube, "k")
+		n, err := strconv.Atoi(k)
+		if !ok || err != nil || n < 1 {
+			return Mix{}, bad
+		}
+		m.Kube = n
+	}
+	if m.Total() < 1 || m.Total() > 8 || m.Kube > 4 {
+		return Mix{}, bad
+	}
+	return m, nil
 }
 
 // options is what this family's scenarios read.

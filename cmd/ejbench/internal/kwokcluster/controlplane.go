@@ -1,4 +1,4 @@
-package kubescale
+package kwokcluster
 
 import (
 	"context"
@@ -19,24 +19,22 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// A control plane without a kubelet for the kube-scale scenario: etcd, kube-apiserver,
-// kube-controller-manager and kube-scheduler of the single-node build (EJ_K8S_HOME), started
-// with the flags of its scripts/start.sh on free loopback ports, each stopped by its pid.
-// The nodes are kwok's (kwok.go).
+// CA is the cluster's CA certificate (the API server's, the clients').
+func (cp *ControlPlane) CA() string { return filepath.Join(cp.Dir, "pki", "ca.crt") }
 
-// k8sLockPath is the machine's lock on the one real Kubernetes (docs/testing.md).
-const k8sLockPath = "/tmp/ej-k8s.lock"
+// LockPath is the machine's lock on the one real Kubernetes (docs/testing.md).
+const LockPath = "/tmp/ej-k8s.lock"
 
-// lockK8s takes the lock, waiting for it at most wait; the returned func releases it.
+// Lock takes the lock, waiting for it at most wait; the returned func releases it.
 // EJ_K8S_LOCK_HELD=1 says the harness runs under `flock /tmp/ej-k8s.lock …` already (a lock
 // of its own would then wait on its parent's).
-func lockK8s(ctx context.Context, wait time.Duration) (func(), error) {
+func Lock(ctx context.Context, wait time.Duration, who string) (func(), error) {
 	if os.Getenv("EJ_K8S_LOCK_HELD") == "1" {
 		return func() {}, nil
 	}
-	f, err := os.OpenFile(k8sLockPath, os.O_CREATE|os.O_RDWR, 0o666)
+	f, err := os.OpenFile(LockPath, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", k8sLockPath, err)
+		return nil, fmt.Errorf("open %s: %w", LockPath, err)
 	}
 	deadline := time.Now().Add(wait)
 	logged := false
@@ -47,22 +45,22 @@ func lockK8s(ctx context.Context, wait time.Duration) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("flock %s: %w", k8sLockPath, err)
+			return nil, fmt.Errorf("flock %s: %w", LockPath, err)
 		}
 		if !logged {
-			bench.Logf("kube-scale: waiting for %s (another Kubernetes runs on this machine)", k8sLockPath)
+			bench.Logf("%s: waiting for %s (another Kubernetes runs on this machine)", who, LockPath)
 			logged = true
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s still held after %s", k8sLockPath, wait)
+			return nil, fmt.Errorf("%s still held after %s", LockPath, wait)
 		}
 		time.Sleep(2 * time.Second)
 	}
 }
 
-// k8sHome is EJ_K8S_HOME, else ../shared/k8s-1.37 beside the repository.
-func k8sHome() string {
+// Home is EJ_K8S_HOME, else ../shared/k8s-1.37 beside the repository.
+func Home() string {
 	if h := os.Getenv("EJ_K8S_HOME"); h != "" {
 		return h
 	}
@@ -75,17 +73,19 @@ func k8sHome() string {
 	return filepath.Join("..", "shared", "k8s-1.37")
 }
 
-// proc is one process of the control plane (or kwok).
-type proc struct {
-	name string
+// Proc is one process of the control plane (or kwok).
+type Proc struct {
+	Name string
 	cmd  *exec.Cmd
-	log  string
+	Log  string
 	done chan struct{}
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
+// PID is the process's id.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
-func (p *proc) alive() bool {
+// Alive reports whether the process has not exited.
+func (p *Proc) Alive() bool {
 	select {
 	case <-p.done:
 		return false
@@ -95,7 +95,7 @@ func (p *proc) alive() bool {
 }
 
 // startProc starts a process in its own process group, its output in dir/name.log.
-func startProc(dir, name, bin string, args ...string) (*proc, error) {
+func startProc(dir, name, bin string, args ...string) (*Proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -108,51 +108,51 @@ func startProc(dir, name, bin string, args ...string) (*proc, error) {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Proc{Name: name, cmd: cmd, Log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
 	return p, nil
 }
 
-// stop ends the process (SIGTERM, SIGKILL to its group after 15 s).
-func (p *proc) stop() {
-	if p == nil || !p.alive() {
+// Stop ends the process (SIGTERM, SIGKILL to its group after 15 s).
+func (p *Proc) Stop() {
+	if p == nil || !p.Alive() {
 		return
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
 		<-p.done
 	}
 }
 
-// controlPlane is what startControlPlane started.
-type controlPlane struct {
-	dir, bin  string
-	apiPort   int
-	admin     string // admin kubeconfig (system:masters)
-	procs     []*proc
-	etcd, api *proc
-	kcm, sch  *proc
-	cs        kubernetes.Interface
-	rc        *rest.Config
+// ControlPlane is what StartControlPlane started.
+type ControlPlane struct {
+	Dir, bin   string
+	APIPort    int
+	Admin      string // admin kubeconfig (system:masters)
+	procs      []*Proc
+	Etcd, API  *Proc
+	KCM, Sched *Proc
+	CS         kubernetes.Interface
+	RC         *rest.Config // Admin's, at 2,000/4,000 QPS/burst
 }
 
-// cpOptions are the client limits of kube-controller-manager and kube-scheduler (0: their
+// Limits are the client limits of kube-controller-manager and kube-scheduler (0: their
 // defaults, 20/30 and 50/100).
-type cpOptions struct {
-	kcmQPS, kcmBurst, schedQPS, schedBurst int
+type Limits struct {
+	KCMQPS, KCMBurst, SchedQPS, SchedBurst int
 }
 
-// startControlPlane starts etcd, kube-apiserver, kube-controller-manager (without the node
+// StartControlPlane starts etcd, kube-apiserver, kube-controller-manager (without the node
 // lifecycle controller: kwok's nodes renew no heartbeat it would watch) and kube-scheduler.
-func startControlPlane(ctx context.Context, home, dir string, o cpOptions) (*controlPlane, error) {
+func StartControlPlane(ctx context.Context, home, dir string, o Limits) (*ControlPlane, error) {
 	out, err := exec.Command(filepath.Join(home, "scripts/bin.sh")).Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s/scripts/bin.sh: %w", home, err)
 	}
-	cp := &controlPlane{dir: dir, bin: strings.TrimSpace(string(out))}
+	cp := &ControlPlane{Dir: dir, bin: strings.TrimSpace(string(out))}
 	pki := filepath.Join(dir, "pki")
 	if out, err := exec.Command(filepath.Join(home, "scripts/certs.sh"), pki, "127.0.0.1").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("certs.sh: %v\n%s", err, out)
@@ -164,28 +164,28 @@ func startControlPlane(ctx context.Context, home, dir string, o cpOptions) (*con
 		}
 	}
 	etcdPort, peerPort, kcmPort, schedPort := ports[0], ports[1], ports[3], ports[4]
-	cp.apiPort = ports[2]
+	cp.APIPort = ports[2]
 	ok := false
 	defer func() {
 		if !ok {
-			cp.stop()
+			cp.Stop()
 		}
 	}()
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	if cp.etcd, err = cp.start("etcd", "--name", "kube-scale", "--data-dir", filepath.Join(dir, "etcd"),
+	if cp.Etcd, err = cp.start("etcd", "--name", "kwok", "--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "kube-scale="+peerURL, "--unsafe-no-fsync", "--log-level", "warn",
+		"--initial-cluster", "kwok="+peerURL, "--unsafe-no-fsync", "--log-level", "warn",
 		"--quota-backend-bytes", strconv.Itoa(8<<30)); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, cp.etcd, etcdURL+"/health", 30*time.Second); err != nil {
+	if err := waitHTTP(ctx, cp.Etcd, etcdURL+"/health", 30*time.Second); err != nil {
 		return nil, err
 	}
 	p := func(f string) string { return filepath.Join(pki, f) }
-	if cp.api, err = cp.start("kube-apiserver", "--etcd-servers", etcdURL,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(cp.apiPort), "--advertise-address", "127.0.0.1",
+	if cp.API, err = cp.start("kube-apiserver", "--etcd-servers", etcdURL,
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(cp.APIPort), "--advertise-address", "127.0.0.1",
 		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", p("sa.pub"), "--service-account-signing-key-file", p("sa.key"),
@@ -195,17 +195,17 @@ func startControlPlane(ctx context.Context, home, dir string, o cpOptions) (*con
 		return nil, err
 	}
 	for _, u := range []struct{ file, user, crt string }{{"admin", "admin", "admin"}, {"kcm", "kcm", "controller-manager"}, {"scheduler", "scheduler", "scheduler"}} {
-		if err := writeKubeconfig(filepath.Join(dir, u.file+".kubeconfig"), cp.apiPort, p("ca.crt"), u.user, p(u.crt+".crt"), p(u.crt+".key"), ""); err != nil {
+		if err := writeKubeconfig(filepath.Join(dir, u.file+".kubeconfig"), cp.APIPort, p("ca.crt"), u.user, p(u.crt+".crt"), p(u.crt+".key"), ""); err != nil {
 			return nil, err
 		}
 	}
-	cp.admin = filepath.Join(dir, "admin.kubeconfig")
-	if cp.rc, err = clientcmd.BuildConfigFromFlags("", cp.admin); err != nil {
+	cp.Admin = filepath.Join(dir, "admin.kubeconfig")
+	if cp.RC, err = clientcmd.BuildConfigFromFlags("", cp.Admin); err != nil {
 		return nil, err
 	}
-	cp.rc.QPS, cp.rc.Burst = 2000, 4000
-	cp.rc.UserAgent = "ejbench"
-	if cp.cs, err = kubernetes.NewForConfig(cp.rc); err != nil {
+	cp.RC.QPS, cp.RC.Burst = 2000, 4000
+	cp.RC.UserAgent = "ejbench"
+	if cp.CS, err = kubernetes.NewForConfig(cp.RC); err != nil {
 		return nil, err
 	}
 	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
@@ -216,33 +216,33 @@ func startControlPlane(ctx context.Context, home, dir string, o cpOptions) (*con
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort), "--leader-elect=false",
 		"--use-service-account-credentials=true", "--root-ca-file", p("ca.crt"), "--service-account-private-key-file", p("sa.key"),
 		"--controllers", "*,-node-lifecycle-controller", "--profiling=false"}
-	if o.kcmQPS > 0 {
-		kcmArgs = append(kcmArgs, "--kube-api-qps", strconv.Itoa(o.kcmQPS), "--kube-api-burst", strconv.Itoa(o.kcmBurst))
+	if o.KCMQPS > 0 {
+		kcmArgs = append(kcmArgs, "--kube-api-qps", strconv.Itoa(o.KCMQPS), "--kube-api-burst", strconv.Itoa(o.KCMBurst))
 	}
-	if cp.kcm, err = cp.start("kube-controller-manager", kcmArgs...); err != nil {
+	if cp.KCM, err = cp.start("kube-controller-manager", kcmArgs...); err != nil {
 		return nil, err
 	}
 	sch := filepath.Join(dir, "scheduler.kubeconfig")
 	schArgs := []string{"--kubeconfig", sch, "--authentication-kubeconfig", sch, "--authorization-kubeconfig", sch,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(schedPort), "--leader-elect=false", "--profiling=false"}
-	if o.schedQPS > 0 {
+	if o.SchedQPS > 0 {
 		cfg := filepath.Join(dir, "scheduler.yaml")
 		y := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection: {leaderElect: false}\n"+
-			"clientConnection: {kubeconfig: %q, qps: %d, burst: %d}\n", sch, o.schedQPS, o.schedBurst)
+			"clientConnection: {kubeconfig: %q, qps: %d, burst: %d}\n", sch, o.SchedQPS, o.SchedBurst)
 		if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
 			return nil, err
 		}
 		schArgs = append([]string{"--config", cfg}, schArgs[2:]...)
 	}
-	if cp.sch, err = cp.start("kube-scheduler", schArgs...); err != nil {
+	if cp.Sched, err = cp.start("kube-scheduler", schArgs...); err != nil {
 		return nil, err
 	}
 	ok = true
 	return cp, nil
 }
 
-func (cp *controlPlane) start(name string, args ...string) (*proc, error) {
-	p, err := startProc(cp.dir, name, filepath.Join(cp.bin, name), args...)
+func (cp *ControlPlane) start(name string, args ...string) (*Proc, error) {
+	p, err := startProc(cp.Dir, name, filepath.Join(cp.bin, name), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -250,34 +250,34 @@ func (cp *controlPlane) start(name string, args ...string) (*proc, error) {
 	return p, nil
 }
 
-// stop ends every process, the last started first.
-func (cp *controlPlane) stop() {
+// Stop ends every process, the last started first.
+func (cp *ControlPlane) Stop() {
 	for i := len(cp.procs) - 1; i >= 0; i-- {
-		cp.procs[i].stop()
+		cp.procs[i].Stop()
 	}
 	cp.procs = nil
 }
 
 // waitReady polls the API server's /readyz.
-func (cp *controlPlane) waitReady(ctx context.Context, d time.Duration) error {
+func (cp *ControlPlane) waitReady(ctx context.Context, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		body, err := cp.cs.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		body, err := cp.CS.CoreV1().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err == nil && strings.TrimSpace(string(body)) == "ok" {
 			return nil
 		}
-		if !cp.api.alive() {
-			return fmt.Errorf("kube-apiserver exited; log tail:\n%s", bench.Tail(cp.api.log, 2000))
+		if !cp.API.Alive() {
+			return fmt.Errorf("kube-apiserver exited; log tail:\n%s", bench.Tail(cp.API.Log, 2000))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("kube-apiserver not ready after %s: %v; log tail:\n%s", d, err, bench.Tail(cp.api.log, 2000))
+			return fmt.Errorf("kube-apiserver not ready after %s: %v; log tail:\n%s", d, err, bench.Tail(cp.API.Log, 2000))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
 // waitHTTP polls url until it answers 200.
-func waitHTTP(ctx context.Context, p *proc, url string, d time.Duration) error {
+func waitHTTP(ctx context.Context, p *Proc, url string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
 		if resp, err := http.Get(url); err == nil {
@@ -286,11 +286,11 @@ func waitHTTP(ctx context.Context, p *proc, url string, d time.Duration) error {
 				return nil
 			}
 		}
-		if !p.alive() {
-			return fmt.Errorf("%s exited; log tail:\n%s", p.name, bench.Tail(p.log, 2000))
+		if !p.Alive() {
+			return fmt.Errorf("%s exited; log tail:\n%s", p.Name, bench.Tail(p.Log, 2000))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s not healthy after %s; log tail:\n%s", p.name, d, bench.Tail(p.log, 2000))
+			return fmt.Errorf("%s not healthy after %s; log tail:\n%s", p.Name, d, bench.Tail(p.Log, 2000))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package kubescale
+package kwokcluster
 
 import (
 	"context"
@@ -20,15 +20,15 @@ import (
 
 // The simulated run of a pod. Its job's parameter says how long it runs and how it ends:
 // "run=3s exit=0". kwok reads it from the task data in the pod's environment
-// (ELASTICJOB_TASK_DATA: our pods carry it; the Job's pods get the same), so one Stage serves
-// both sides.
+// (ELASTICJOB_TASK_DATA: the scheduler's pods carry it; kube-scale's Indexed Jobs give their
+// pods the same), so one Stage serves both. Without the parameter a pod runs 1 s.
 const (
 	runExpr = `[(.spec.containers[0].env // [])[] | select(.name == "ELASTICJOB_TASK_DATA") | .value | fromjson | .job.jobParameter | capture("run=(?<d>[0-9.]+[a-z]+)").d][0]`
 	// exitTmpl sets $exit from the same parameter (sprig's fromJson and regexFind).
 	exitTmpl = `{{ $exit := "0" }}{{ range (index .spec.containers 0).env }}{{ if eq .name "ELASTICJOB_TASK_DATA" }}{{ with regexFind "exit=[0-9]+" (toString (fromJson .value).job.jobParameter) }}{{ $exit = trimPrefix "exit=" . }}{{ end }}{{ end }}{{ end }}`
 )
 
-// kwokConfig is kwok's configuration: the options and the Stages of nodes and pods.
+// Config is kwok's configuration: the options and the Stages of nodes and pods.
 //   - node-initialize: a new node becomes Ready with the allocatable it was created with;
 //   - pod-running: a pod bound to a kwok node runs at once (no image, no sandbox);
 //   - pod-end: it ends after its job's run time with its job's exit code (Succeeded, or
@@ -38,7 +38,7 @@ const (
 // Node leases are renewed every 15 min, and kube-controller-manager runs without the node
 // lifecycle controller: the 1,000 heartbeats a real cluster sends would be load neither side
 // makes.
-func kwokConfig(parallelism int) string {
+func Config(parallelism int) string {
 	return kwoksim.Stages(fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
@@ -84,10 +84,10 @@ spec:
 `, runExpr, exitTmpl), kwoksim.PodDelete)
 }
 
-// startKwok starts kwok on the nodes annotated kwoksim.NodeAnnotation=fake.
-func startKwok(dir, bin, kubeconfig string, parallelism int) (*proc, error) {
+// StartKwok starts kwok on the nodes annotated kwoksim.NodeAnnotation=fake.
+func StartKwok(dir, bin, kubeconfig string, parallelism int) (*Proc, error) {
 	cfg := filepath.Join(dir, "kwok.yaml")
-	if err := os.WriteFile(cfg, []byte(kwokConfig(parallelism)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(Config(parallelism)), 0o644); err != nil {
 		return nil, err
 	}
 	return startProc(dir, "kwok", bin, "--kubeconfig", kubeconfig, "--config", cfg,
@@ -109,9 +109,10 @@ func untaint(ctx context.Context, cs kubernetes.Interface, nodes []corev1.Node) 
 	return nil
 }
 
-// createNodes creates n kwok nodes of cpus and memGiB each (kwok-node-0000, …) and waits
+// CreateNodes creates n kwok nodes of cpus and memGiB each (prefix0000, prefix0001, …: a
+// prefix per cluster keeps node names apart across the clusters of one scheduler) and waits
 // until every one is Ready.
-func createNodes(ctx context.Context, cs kubernetes.Interface, kwok *proc, n, cpus, memGiB int, wait time.Duration) error {
+func CreateNodes(ctx context.Context, cs kubernetes.Interface, kwok *Proc, prefix string, n, cpus, memGiB int, wait time.Duration) error {
 	var next, failed atomic.Int64
 	var first atomic.Value
 	var wg sync.WaitGroup
@@ -126,9 +127,9 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, kwok *proc, n, cp
 					corev1.ResourceMemory: *resource.NewQuantity(int64(memGiB)<<30, resource.BinarySI),
 					corev1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI)}
 				node := &corev1.Node{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("kwok-node-%04d", i),
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%04d", prefix, i),
 						Annotations: map[string]string{kwoksim.NodeAnnotation: "fake"},
-						Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": fmt.Sprintf("kwok-node-%04d", i)}},
+						Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": fmt.Sprintf("%s%04d", prefix, i)}},
 					Status: corev1.NodeStatus{Allocatable: res, Capacity: res},
 				}
 				if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -158,7 +159,7 @@ func createNodes(ctx context.Context, cs kubernetes.Interface, kwok *proc, n, cp
 		if ready >= n {
 			return untaint(ctx, cs, l.Items)
 		}
-		if !kwok.alive() {
+		if !kwok.Alive() {
 			return fmt.Errorf("kwok exited (%d of %d nodes Ready)", ready, n)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {

@@ -1,4 +1,4 @@
-package kubescale
+package kwokcluster
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ourRights creates the scheduler's service account and rights of deploy/kubernetes/base/rbac.yaml
+// SchedulerRights creates the scheduler's service account and rights of deploy/kubernetes/base/rbac.yaml
 // (namespace elasticjob) and writes a kubeconfig with a token of that account: the scheduler
 // runs with the rights it has in production, and its requests are told apart from every
 // other client's at the API server (the flow schema "service-accounts").
-func ourRights(ctx context.Context, cs kubernetes.Interface, repo, dir string, apiPort int, ca string) (string, error) {
+func SchedulerRights(ctx context.Context, cs kubernetes.Interface, repo, dir string, apiPort int, ca string) (string, error) {
 	if err := harness.ApplyRBAC(ctx, cs, filepath.Join(repo, "deploy/kubernetes/base/rbac.yaml")); err != nil {
 		return "", err
 	}
@@ -31,9 +31,9 @@ func ourRights(ctx context.Context, cs kubernetes.Interface, repo, dir string, a
 	return path, writeKubeconfig(path, apiPort, ca, "elasticjob-scheduler", "", "", tr.Status.Token)
 }
 
-// ensureNamespace creates a namespace and waits for its default service account (made by
+// EnsureNamespace creates a namespace and waits for its default service account (made by
 // kube-controller-manager; pods need it).
-func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
