@@ -1,0 +1,116 @@
+//go:build linux
+
+package embedded
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"golang.org/x/sys/unix"
+)
+
+// nestDirs makes a chain of depth directories below dir (each opened
+// relative to the last, so no path grows past PATH_MAX) and a file of size
+// bytes at its bottom, as a task can in its sandbox.
+func nestDirs(t *testing.T, dir string, depth, size int) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	f, err := unix.Openat(fd, "hidden", unix.O_WRONLY|unix.O_CREAT, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(f)
+	if _, err := unix.Write(f, make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openFDs is how many descriptors this process holds.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// withFDLimit runs f with the process's descriptor limit n above what it
+// holds, as a scheduler near its limit is.
+func withFDLimit(t *testing.T, n int, f func()) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(openFDs(t) + n)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	f()
+}
+
+// TestHostileDeepTreeIsNotMeasuredThrough: du holds a descriptor for each
+// directory on its way down, in the scheduler's process. A task's chain
+// of directories deeper than the descriptors the process has left made
+// every open of the scheduler fail while the walk was at the bottom, and
+// hid what lay below from the limits; du now stops at maxDuDepth and says
+// the tree could not be measured, and measures a tree at that depth whole.
+func TestHostileDeepTreeIsNotMeasuredThrough(t *testing.T) {
+	deep := t.TempDir()
+	nestDirs(t, deep, 2000, 4<<20)
+	withFDLimit(t, maxDuDepth+64, func() {
+		used, short, err := du(deep, duBudget)
+		if err != nil || !strings.Contains(short, "deep") {
+			t.Fatalf("du of 2000 nested directories: %d bytes, unmeasured %q, %v; want it refused as too deep", used, short, err)
+		}
+	})
+	atBound := t.TempDir()
+	nestDirs(t, atBound, maxDuDepth, 4<<20)
+	used, short, err := du(atBound, duBudget)
+	if err != nil || short != "" || used < 4<<20 {
+		t.Fatalf("du of %d nested directories: %d bytes, unmeasured %q, %v; want the file at the bottom counted", maxDuDepth, used, short, err)
+	}
+}
+
+// TestHostileUnmeasurableSandboxIsKilled: a sandbox the watcher cannot
+// measure (a task hid its data below more directories than a pass goes
+// down) is stopped as one over its limit, saying why, though what the
+// watcher saw of it is far below the limit.
+func TestHostileUnmeasurableSandboxIsKilled(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.SandboxDiskMB = 1000 })
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("t1"))
+	nestDirs(t, c.Snapshot().Executors[0].Directory, maxDuDepth+1, 1<<20)
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want the one whose sandbox could not be measured", n)
+	}
+	st := s.update("t1")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "could not be measured: directories more than 256 deep") {
+		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
