@@ -4,9 +4,12 @@ package embedded
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ejcloud/elasticjob/clock"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"golang.org/x/sys/unix"
 )
@@ -112,5 +115,42 @@ func TestHostileUnmeasurableSandboxIsKilled(t *testing.T) {
 	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
 		!strings.Contains(st.GetMessage(), "could not be measured: directories more than 256 deep") {
 		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
+
+// TestHostileDeepSandboxIsCollected: the collector removes a terminated
+// sandbox holding a chain of directories far deeper than the descriptors
+// the scheduler's process has left (os.RemoveAll holds one per level: it
+// failed, the sandbox stayed on the disk for good and every collection
+// ran the process out of descriptors again), and nothing outside it.
+func TestHostileDeepSandboxIsCollected(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	work, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "keep")
+	if err := os.WriteFile(keep, []byte("not the tenant's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, func(cfg *Config) {
+		cfg.WorkDir, cfg.Clock, cfg.DiskUsage = work, clk, (&disk{}).get
+		cfg.GCDelay = time.Hour
+	})
+	c.CollectGarbage() // after the collection at start
+	ended := clk.Now().Add(-100 * time.Hour)
+	old := oldSandbox(t, work, "old-agent", ended)
+	nestDirs(t, old, 3000, 1<<10)
+	nestDirs(t, filepath.Join(old, "tasks"), 40, 1<<10)
+	if err := os.Symlink(outside, filepath.Join(old, "tasks", "t", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(old, ended, ended); err != nil {
+		t.Fatal(err)
+	}
+	withFDLimit(t, 128, func() {
+		if n := c.CollectGarbage(); n != 1 || exists(old) {
+			t.Fatalf("collected %d, the deep sandbox still there: %v", n, exists(old))
+		}
+	})
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "not the tenant's" {
+		t.Fatalf("the file outside: %q %v", b, err)
 	}
 }
