@@ -141,7 +141,7 @@ func (c *Cluster) WatchDisk() int {
 		}
 		r.used = used
 		switch {
-		case short != "":
+		case short != "" && c.measures(r.limit, r.ns):
 			doomed = append(doomed, r)
 			whys = append(whys, unmeasurable("sandbox", short))
 		case r.limit > 0 && used > r.limit:
@@ -156,7 +156,7 @@ func (c *Cluster) WatchDisk() int {
 	}
 	groups := c.groups(measuredRuns, caches)
 	for _, g := range groups {
-		if g.cacheShort != "" {
+		if g.cacheShort != "" && c.measures(0, g.largest.ns) {
 			killed += c.killForDisk(*g.largest, unmeasurable("namespace's app cache", g.cacheShort)+"; this sandbox is its largest")
 		}
 	}
@@ -200,6 +200,14 @@ func (c *Cluster) WatchDisk() int {
 func unmeasurable(what, why string) string {
 	return fmt.Sprintf("the %s could not be measured: %s (the disk watcher reads at most %d entries and %d directories deep)",
 		what, why, duBudget, maxDuDepth)
+}
+
+// measures says whether any disk bound applies to a sandbox of limit
+// bytes in tenant group ns: its own limit, its namespace's cap, or the
+// headroom. What the watcher cannot measure then evades them all, so it
+// is stopped; with none, nothing is measured for, and it runs on.
+func (c *Cluster) measures(limit int64, ns string) bool {
+	return limit > 0 || c.cfg.DiskHeadroomMB > 0 || ns != "" && capsOf(c.cfg, ns).DiskMB > 0
 }
 
 // diskLimitMB is e's sandbox limit: the disk it and its live tasks
