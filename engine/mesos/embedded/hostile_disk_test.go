@@ -154,3 +154,49 @@ func TestHostileDeepSandboxIsCollected(t *testing.T) {
 		t.Fatalf("the file outside: %q %v", b, err)
 	}
 }
+
+// TestHostileUnmeasurableCacheStopsItsOwnNamespace: a team that hides
+// what it writes in its app cache below more directories than a pass goes
+// down is stopped (its namespace's largest sandbox), saying why, and the
+// other team's larger sandbox is left running, disk free or not.
+func TestHostileUnmeasurableCacheStopsItsOwnNamespace(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) {
+		cfg.DiskHeadroomMB = 1
+		cfg.DiskFree = func(string) (int64, error) { return 10 << 30, nil }
+	})
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "pay", "hang", execInfo(t, "e-pay", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("pay"))
+	s.launch(s.freshOffer(), taskInfo(c, "search", "hang", execInfo(t, "e-search", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("search"))
+	caches := t.TempDir()
+	c.mu.Lock()
+	c.cacheRoot = caches
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + strings.TrimPrefix(e.id, "e-")
+		if e.id == "e-pay" {
+			if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, 3<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.mu.Unlock()
+	cache := filepath.Join(caches, "tenant-search")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	nestDirs(t, cache, maxDuDepth+1, 1<<20)
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want search's", n)
+	}
+	st := s.update("search")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "app cache could not be measured") {
+		t.Fatalf("search: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+	for _, tk := range c.Snapshot().Tasks {
+		if tk.ID == "pay" && tk.State != "TASK_RUNNING" {
+			t.Fatalf("pay's task is %s", tk.State)
+		}
+	}
+}
