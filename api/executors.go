@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	clusterengine "github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/jobs"
 )
 
 // Executors takes the reports of executors that run without a Mesos agent (in Kubernetes
@@ -49,6 +50,21 @@ func (s *operateHandlers) executorReport(c *gin.Context, ex Executors) {
 	if !s.auth.validTaskToken(rep.TaskID, c.GetHeader(TaskTokenHeader)) {
 		writeError(c, s.log, fmt.Errorf("%w: the report's task token does not match its task %q", ErrUnauthorized, rep.TaskID))
 		return
+	}
+	if rep.State == "" {
+		// A message: a daemon run's report, which names its task in its data. The token
+		// vouches for rep.TaskID alone, and the task runs the tenant's code beside the
+		// executor that holds it: a report of another task (another team's, its id read
+		// where it shows) would mark it busy, notify its failures or pause its job.
+		d, err := jobs.ParseDaemonReport(rep.Data)
+		if err != nil {
+			writeError(c, s.log, fmt.Errorf("%w: an executor's message must be a daemon report: %v", ErrBadRequest, err))
+			return
+		}
+		if d.TaskID != rep.TaskID {
+			writeError(c, s.log, fmt.Errorf("%w: the daemon report names task %q, not the report's task %q", ErrForbidden, d.TaskID, rep.TaskID))
+			return
+		}
 	}
 	if err := ex.Report(c, rep); err != nil {
 		writeError(c, s.log, err)

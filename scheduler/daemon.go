@@ -12,8 +12,13 @@ import (
 )
 
 // daemonReport marks a daemon task busy (BEGIN) or idle (COMPLETE), hands
-// the run to the observers, and counts a completed run for its job.
-func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry, agentID string, rep jobs.DaemonReport) {
+// the run to the observers, and counts a completed run for its job. Only
+// the executor that runs the task (executorID, as the engine authenticated
+// the sender) reports for it: a report names its task in its data, which
+// an executor of another app or namespace could fill with that task's id
+// (visible in the host's cgroup names) to mark it busy, notify its
+// failures or pause its job.
+func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry, agentID, executorID string, rep jobs.DaemonReport) {
 	tid, _ := jobs.ParseTaskID(rep.TaskID)
 	running, err := h.st.runningOf(ctx, reg, tid.JobName)
 	if err != nil {
@@ -21,8 +26,8 @@ func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry
 		return
 	}
 	rt, ok := running[tid.Item]
-	switch {
-	case !ok || rt.TaskID != rep.TaskID:
+	current := ok && rt.TaskID == rep.TaskID
+	if !current {
 		// The old task of an overlapping move still runs the job's cron until its
 		// replacement runs: its runs count as any of the shard's (overlap.go).
 		retiring, err := h.st.retiringAll(ctx, reg)
@@ -35,9 +40,14 @@ func (h *statusHandler) daemonReport(ctx context.Context, reg *registry.Registry
 			return // a report of a task that is no longer current
 		}
 		rt = r.Entry
-	case rt.Busy != (rep.Type == jobs.DaemonBegin):
-		busy := rep.Type == jobs.DaemonBegin
-		rt.Busy = busy
+	}
+	if executorID != "" && rt.ExecutorID != "" && executorID != rt.ExecutorID {
+		h.log.Warn("daemon report from an executor that does not run its task: ignored", "task", rep.TaskID,
+			"executor", executorID, "task_executor", rt.ExecutorID, "agent", agentID)
+		return
+	}
+	if current && rt.Busy != (rep.Type == jobs.DaemonBegin) {
+		rt.Busy = rep.Type == jobs.DaemonBegin
 		rt.UpdatedAt = h.clock.Now().UTC()
 		if err := h.mark(ctx, reg, tid, rt); err != nil {
 			h.log.Warn("daemon report: mark busy/idle", "task", rep.TaskID, "err", err)

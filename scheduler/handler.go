@@ -48,7 +48,7 @@ func (s *Scheduler) Message(ctx context.Context, agentID, executorID string, dat
 		s.deps.Log.Warn("executor message ignored", "agent", agentID, "executor", executorID, "err", err)
 		return
 	}
-	s.fromStream(ctx, func(ctx context.Context) { s.status.daemonReport(ctx, s.deps.Registry, agentID, rep) })
+	s.fromStream(ctx, func(ctx context.Context) { s.status.daemonReport(ctx, s.deps.Registry, agentID, executorID, rep) })
 }
 
 // Failure forgets a terminated executor, or every executor of a lost agent.

@@ -248,7 +248,7 @@ func TestDaemonRunsCountOneByOne(t *testing.T) {
 	r.sched.launcher.round(r.ctx)
 	task := r.running("job")[0].TaskID
 	report := func(ok bool) {
-		r.sched.status.daemonReport(r.ctx, r.reg, "agent-1", jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, Success: ok, Message: "exit code 1"})
+		r.sched.status.daemonReport(r.ctx, r.reg, "agent-1", "", jobs.DaemonReport{Type: jobs.DaemonComplete, TaskID: task, Success: ok, Message: "exit code 1"})
 	}
 	report(false)
 	report(true)

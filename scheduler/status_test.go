@@ -627,3 +627,48 @@ func TestExecutorFailureOfAStagingTaskIsTheJobs(t *testing.T) {
 		t.Fatalf("a task refused by a stopping executor not retried: %+v", fo)
 	}
 }
+
+// TestHostileDaemonReportFromAnotherExecutor: a daemon report names its
+// task in its data; one that comes from an executor other than the one
+// the task runs in (another app's, another namespace's, with the task id
+// read from the host's cgroup names) neither marks the task busy nor
+// notifies nor counts a failed run toward pausing its job. The task's own
+// executor's report does.
+func TestHostileDaemonReportFromAnotherExecutor(t *testing.T) {
+	r, run := launched(t, func(j *jobs.Config) {
+		j.JobExecutionType = jobs.Daemon
+		j.Cron = "0/5 * * * * ?"
+		j.ShardingTotalCount = 1
+		j.JobErrorHandlerType = jobs.HandlerWebhook
+		j.Props = map[string]string{"webhook.url": "http://127.0.0.1:1/hook"}
+	})
+	n := &recordingNotifier{}
+	r.sched.status.notifier = n
+	task := run[0].TaskID
+	r.status(task, "TASK_RUNNING")
+	own := r.running("job")[0].ExecutorID
+	if own == "" {
+		t.Fatal("the running entry names no executor")
+	}
+	send := func(executor, typ string) {
+		rep := jobs.DaemonReport{Type: typ, TaskID: task, RunID: "r1", StartTime: t0, Message: "forged"}
+		r.sched.Message(r.ctx, "agent-1", executor, rep.Marshal())
+		r.sched.handleUpdates(r.ctx)
+	}
+	send("other@-@agent-1", jobs.DaemonBegin)
+	if r.running("job")[0].Busy {
+		t.Fatal("another executor's BEGIN marked the task busy")
+	}
+	send("other@-@agent-1", jobs.DaemonComplete)
+	if len(n.got) != 0 {
+		t.Fatalf("another executor's failed COMPLETE notified: %v", n.got)
+	}
+	send(own, jobs.DaemonBegin)
+	if !r.running("job")[0].Busy {
+		t.Fatal("the task's own executor's BEGIN did not mark it busy")
+	}
+	send(own, jobs.DaemonComplete)
+	if len(n.got) != 1 {
+		t.Fatalf("the task's own failed COMPLETE: notifications %v", n.got)
+	}
+}

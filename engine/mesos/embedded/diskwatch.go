@@ -51,6 +51,8 @@ type group struct {
 	used    int64  // bytes: its sandboxes' and its cache's
 	cache   int64  // bytes of used that are its cache's
 	largest *measured
+	// cacheShort says why its cache could not be measured ("": it was).
+	cacheShort string
 }
 
 // groups sums runs by tenant, with each tenant's app cache measured once.
@@ -70,8 +72,8 @@ func (c *Cluster) groups(runs []measured, caches map[string]string) []*group {
 			by[key] = g
 			out = append(out, g)
 			if dir := caches[r.ns]; dir != "" {
-				if used, _, err := du(dir, duBudget); err == nil {
-					g.used, g.cache = used, used
+				if used, short, err := du(dir, duBudget); err == nil {
+					g.used, g.cache, g.cacheShort = used, used, short
 				}
 			}
 		}
@@ -131,22 +133,33 @@ func (c *Cluster) WatchDisk() int {
 	c.mu.Unlock()
 	var measuredRuns []measured
 	var doomed []measured
+	var whys []string // why each of doomed is
 	for _, r := range runs {
-		used, _, err := du(r.dir, duBudget)
+		used, short, err := du(r.dir, duBudget)
 		if err != nil {
 			continue // gone meanwhile
 		}
 		r.used = used
-		if r.limit > 0 && used > r.limit {
+		switch {
+		case short != "" && c.measures(r.limit, r.ns):
 			doomed = append(doomed, r)
+			whys = append(whys, unmeasurable("sandbox", short))
+		case r.limit > 0 && used > r.limit:
+			doomed = append(doomed, r)
+			whys = append(whys, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
 		}
 		measuredRuns = append(measuredRuns, r)
 	}
 	killed := 0
-	for _, r := range doomed {
-		killed += c.killForDisk(r, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
+	for i, r := range doomed {
+		killed += c.killForDisk(r, whys[i])
 	}
 	groups := c.groups(measuredRuns, caches)
+	for _, g := range groups {
+		if g.cacheShort != "" && c.measures(0, g.largest.ns) {
+			killed += c.killForDisk(*g.largest, unmeasurable("namespace's app cache", g.cacheShort)+"; this sandbox is its largest")
+		}
+	}
 	killed += c.capNamespaces(groups)
 	var top *group
 	for _, g := range groups {
@@ -178,6 +191,23 @@ func (c *Cluster) WatchDisk() int {
 		}
 	}
 	return killed
+}
+
+// unmeasurable is the end of a task whose sandbox or app cache the
+// watcher could not measure: a tree a task made past what a pass reads
+// (its entries or its depth) would otherwise hide what lies beyond from
+// every limit, and exhaust the file system's inodes unseen.
+func unmeasurable(what, why string) string {
+	return fmt.Sprintf("the %s could not be measured: %s (the disk watcher reads at most %d entries and %d directories deep)",
+		what, why, duBudget, maxDuDepth)
+}
+
+// measures says whether any disk bound applies to a sandbox of limit
+// bytes in tenant group ns: its own limit, its namespace's cap, or the
+// headroom. What the watcher cannot measure then evades them all, so it
+// is stopped; with none, nothing is measured for, and it runs on.
+func (c *Cluster) measures(limit int64, ns string) bool {
+	return limit > 0 || c.cfg.DiskHeadroomMB > 0 || ns != "" && capsOf(c.cfg, ns).DiskMB > 0
 }
 
 // diskLimitMB is e's sandbox limit: the disk it and its live tasks

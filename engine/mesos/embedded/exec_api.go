@@ -129,8 +129,12 @@ func (x *executorAPI) executorSubscribed(e *executor, s executorConn, sub *execp
 	known := map[string]bool{}
 	if sub != nil {
 		for _, u := range sub.UnacknowledgedUpdates {
-			if herr := ownTask(e, u.Status); herr != nil {
-				x.c.log.Warn("dropped an update for another executor's task", "executor_id", e.id, "err", herr.msg)
+			herr := validTaskID(u.Status.TaskID.Value)
+			if herr == nil {
+				herr = ownTask(e, u.Status)
+			}
+			if herr != nil {
+				x.c.log.Warn("dropped a re-subscribing executor's update it may not send", "executor_id", e.id, "err", herr.msg)
 				continue
 			}
 			x.executorUpdate(e, u.Status)
@@ -309,6 +313,9 @@ func readBatch(w http.ResponseWriter, r *http.Request) ([]*execpb.Call, *httpErr
 // validateExecutorUpdate applies the Mesos agent's rules for UPDATE calls.
 func validateExecutorUpdate(call *execpb.Call) *httpError {
 	st := call.Update.Status
+	if herr := validTaskID(st.TaskID.Value); herr != nil {
+		return herr
+	}
 	switch {
 	case len(st.UUID) == 0:
 		return errorf(http.StatusBadRequest, "Expecting 'uuid' to be present")
@@ -323,6 +330,18 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	case st.GetState() == mesos.TASK_STAGING:
 		return errorf(http.StatusBadRequest, "Received TASK_STAGING from executor %s which is not allowed",
 			call.ExecutorID.Value)
+	}
+	return nil
+}
+
+// validTaskID refuses a task id that is not a Mesos task id. An executor
+// may report a task the agent does not know, whose records the agent
+// (root, under Tenancy) then keeps in a file named by the id below its
+// checkpoint (taskMeta): an id such as ../../../etc/x would name a file
+// anywhere, created, appended to and removed by root.
+func validTaskID(id string) *httpError {
+	if err := validateID(id); err != nil {
+		return errorf(http.StatusBadRequest, "Task ID %q is invalid: %v", id, err)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func (c *Cluster) CollectGarbage() int {
 	c.mu.Unlock()
 	removed := map[string]bool{}
 	for _, d := range doomed { // terminated for good: no executor takes its path again
-		if err := os.RemoveAll(d); err != nil {
+		if err := removeTree(d); err != nil {
 			c.log.Warn("sandbox not removed", "dir", d, "err", err)
 			continue
 		}

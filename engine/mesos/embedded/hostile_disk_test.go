@@ -1,0 +1,202 @@
+//go:build linux
+
+package embedded
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejcloud/elasticjob/clock"
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"golang.org/x/sys/unix"
+)
+
+// nestDirs makes a chain of depth directories below dir (each opened
+// relative to the last, so no path grows past PATH_MAX) and a file of size
+// bytes at its bottom, as a task can in its sandbox.
+func nestDirs(t *testing.T, dir string, depth, size int) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	f, err := unix.Openat(fd, "hidden", unix.O_WRONLY|unix.O_CREAT, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(f)
+	if _, err := unix.Write(f, make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openFDs is how many descriptors this process holds.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// withFDLimit runs f with the process's descriptor limit n above what it
+// holds, as a scheduler near its limit is.
+func withFDLimit(t *testing.T, n int, f func()) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(openFDs(t) + n)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	f()
+}
+
+// TestHostileDeepTreeIsNotMeasuredThrough: du holds a descriptor for each
+// directory on its way down, in the scheduler's process. A task's chain
+// of directories deeper than the descriptors the process has left made
+// every open of the scheduler fail while the walk was at the bottom, and
+// hid what lay below from the limits; du now stops at maxDuDepth and says
+// the tree could not be measured, and measures a tree at that depth whole.
+func TestHostileDeepTreeIsNotMeasuredThrough(t *testing.T) {
+	deep := t.TempDir()
+	nestDirs(t, deep, 2000, 4<<20)
+	withFDLimit(t, maxDuDepth+64, func() {
+		used, short, err := du(deep, duBudget)
+		if err != nil || !strings.Contains(short, "deep") {
+			t.Fatalf("du of 2000 nested directories: %d bytes, unmeasured %q, %v; want it refused as too deep", used, short, err)
+		}
+	})
+	atBound := t.TempDir()
+	nestDirs(t, atBound, maxDuDepth, 4<<20)
+	used, short, err := du(atBound, duBudget)
+	if err != nil || short != "" || used < 4<<20 {
+		t.Fatalf("du of %d nested directories: %d bytes, unmeasured %q, %v; want the file at the bottom counted", maxDuDepth, used, short, err)
+	}
+}
+
+// TestHostileUnmeasurableSandboxIsKilled: a sandbox the watcher cannot
+// measure (a task hid its data below more directories than a pass goes
+// down) is stopped as one over its limit, saying why, though what the
+// watcher saw of it is far below the limit.
+func TestHostileUnmeasurableSandboxIsKilled(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) { cfg.SandboxDiskMB = 1000 })
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "t1", "hang", execInfo(t, "e1", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("t1"))
+	nestDirs(t, c.Snapshot().Executors[0].Directory, maxDuDepth+1, 1<<20)
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want the one whose sandbox could not be measured", n)
+	}
+	st := s.update("t1")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "could not be measured: directories more than 256 deep") {
+		t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+}
+
+// TestHostileDeepSandboxIsCollected: the collector removes a terminated
+// sandbox holding a chain of directories far deeper than the descriptors
+// the scheduler's process has left (os.RemoveAll holds one per level: it
+// failed, the sandbox stayed on the disk for good and every collection
+// ran the process out of descriptors again), and nothing outside it.
+func TestHostileDeepSandboxIsCollected(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	work, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "keep")
+	if err := os.WriteFile(keep, []byte("not the tenant's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, func(cfg *Config) {
+		cfg.WorkDir, cfg.Clock, cfg.DiskUsage = work, clk, (&disk{}).get
+		cfg.GCDelay = time.Hour
+	})
+	c.CollectGarbage() // after the collection at start
+	ended := clk.Now().Add(-100 * time.Hour)
+	old := oldSandbox(t, work, "old-agent", ended)
+	nestDirs(t, old, 3000, 1<<10)
+	nestDirs(t, filepath.Join(old, "tasks"), 40, 1<<10)
+	if err := os.Symlink(outside, filepath.Join(old, "tasks", "t", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(old, ended, ended); err != nil {
+		t.Fatal(err)
+	}
+	withFDLimit(t, 128, func() {
+		if n := c.CollectGarbage(); n != 1 || exists(old) {
+			t.Fatalf("collected %d, the deep sandbox still there: %v", n, exists(old))
+		}
+	})
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "not the tenant's" {
+		t.Fatalf("the file outside: %q %v", b, err)
+	}
+}
+
+// TestHostileUnmeasurableCacheStopsItsOwnNamespace: a team that hides
+// what it writes in its app cache below more directories than a pass goes
+// down is stopped (its namespace's largest sandbox), saying why, and the
+// other team's larger sandbox is left running, disk free or not.
+func TestHostileUnmeasurableCacheStopsItsOwnNamespace(t *testing.T) {
+	c := newCluster(t, func(cfg *Config) {
+		cfg.DiskHeadroomMB = 1
+		cfg.DiskFree = func(string) (int64, error) { return 10 << 30, nil }
+	})
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "pay", "hang", execInfo(t, "e-pay", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("pay"))
+	s.launch(s.freshOffer(), taskInfo(c, "search", "hang", execInfo(t, "e-search", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("search"))
+	caches := t.TempDir()
+	c.mu.Lock()
+	c.cacheRoot = caches
+	for _, e := range c.live {
+		e.nsGroup = nsPrefix + strings.TrimPrefix(e.id, "e-")
+		if e.id == "e-pay" {
+			if err := os.WriteFile(filepath.Join(e.dir, "fill"), make([]byte, 3<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.mu.Unlock()
+	cache := filepath.Join(caches, "tenant-search")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	nestDirs(t, cache, maxDuDepth+1, 1<<20)
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors, want search's", n)
+	}
+	st := s.update("search")
+	if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+		!strings.Contains(st.GetMessage(), "app cache could not be measured") {
+		t.Fatalf("search: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+	}
+	for _, tk := range c.Snapshot().Tasks {
+		if tk.ID == "pay" && tk.State != "TASK_RUNNING" {
+			t.Fatalf("pay's task is %s", tk.State)
+		}
+	}
+}

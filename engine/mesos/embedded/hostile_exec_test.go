@@ -1,0 +1,91 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// TestHostileUpdateTaskIDs: an executor runs as its tenant and may send an
+// UPDATE for a task id the agent does not know; the agent (root) keeps
+// such a task's records under its checkpoint by that id. An id that is no
+// Mesos task id (a path with .. or /, a NUL, empty) is refused, alone and
+// in a batch, and nothing is written outside the checkpoint.
+func TestHostileUpdateTaskIDs(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, checkpointing(""))
+	s.launch(s.offer(), taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.25, 32))
+	s.ack(s.update("a1"))
+	tok := executorToken(t, c, "A")
+
+	outside := t.TempDir()
+	up := strings.Repeat("../", 40)
+	ids := []string{
+		up + strings.TrimPrefix(filepath.Join(outside, "planted"), "/"),
+		"../a1",
+		"..",
+		".",
+		"",
+		"x\x00y",
+		`..\..\x`,
+		"tasks/../../x",
+	}
+	for _, id := range ids {
+		if code, body := execCall(t, c, updateCall(s.fwID, "A", id, mesos.TASK_RUNNING), tok); code != http.StatusBadRequest {
+			t.Errorf("UPDATE of task %q: %d %s, want 400", id, code, body)
+		}
+		if code, body := batchCall(t, c, tok, "application/x-protobuf", nil,
+			updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING), updateCall(s.fwID, "A", id, mesos.TASK_RUNNING)); code != http.StatusBadRequest {
+			t.Errorf("a batch with task %q: %d %s, want 400", id, code, body)
+		}
+	}
+	// The same ids as a re-subscribing executor's unacknowledged updates:
+	// dropped, the subscription served.
+	sub := &execpb.Call{Type: execpb.Call_SUBSCRIBE, FrameworkID: mesos.FrameworkID{Value: s.fwID},
+		ExecutorID: mesos.ExecutorID{Value: "A"}, Subscribe: &execpb.Call_Subscribe{}}
+	for _, id := range ids {
+		sub.Subscribe.UnacknowledgedUpdates = append(sub.Subscribe.UnacknowledgedUpdates, *updateCall(s.fwID, "A", id, mesos.TASK_RUNNING).Update)
+	}
+	execSubscribe(t, c, sub, tok)
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("the agent wrote outside its checkpoint: %v", ents)
+	}
+	for _, ev := range s.barrier() {
+		if ev.Type == scheduler.Event_UPDATE && ev.Update.Status.TaskID.Value != "a1" {
+			t.Fatalf("a refused update reached the scheduler: %q", ev.Update.Status.TaskID.Value)
+		}
+	}
+	// A made-up id that is a task id stays the executor's to report, as in
+	// Mesos (its records below the run's checkpoint).
+	if code, body := execCall(t, c, updateCall(s.fwID, "A", "made-up", mesos.TASK_RUNNING), tok); code != http.StatusAccepted {
+		t.Fatalf("UPDATE of a made-up task id: %d %s", code, body)
+	}
+}
+
+// execSubscribe subscribes as an executor with its token and returns once
+// the agent answered 200 (its stream then closed).
+func execSubscribe(t *testing.T, c *Cluster, call *execpb.Call, token string) {
+	t.Helper()
+	body, _ := json.Marshal(call)
+	req, _ := http.NewRequest(http.MethodPost, c.URL()+"/api/v1/executor", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("SUBSCRIBE: %d %s", resp.StatusCode, b)
+	}
+}
