@@ -36,6 +36,7 @@ func newAuditLog(t testing.TB) *auditDB {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "trace.db")
+	migratedDB(t, path)
 	// A short busy wait, so a test holding the database's lock sees the
 	// writer fail fast (the database "down").
 	dsn := "file:" + path + "?_pragma=busy_timeout(50)&_pragma=journal_mode(WAL)&_txlock=immediate"

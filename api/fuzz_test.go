@@ -48,6 +48,7 @@ type fuzzDB struct {
 func openFuzzDB(f *testing.F) fuzzDB {
 	dir := f.TempDir()
 	ctx := context.Background()
+	migratedDB(f, filepath.Join(dir, "trace.db"))
 	// The schema is applied within Open's first connection: a minute for
 	// it. At the default 3 s, on a loaded machine under -race, the seeds
 	// met JOB_EXECUTION_LOG without its namespace column (2 full runs of 3),

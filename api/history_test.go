@@ -190,7 +190,9 @@ func TestHistoryExecutionType(t *testing.T) {
 // Through the real store on SQLite: injection attempts and unknown columns
 // are 400s naming the problem, and quoted values are only values.
 func TestHistoryRealStoreRejects(t *testing.T) {
-	db, err := sqlx.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "trace.db"))
+	path := filepath.Join(t.TempDir(), "trace.db")
+	migratedDB(t, path)
+	db, err := sqlx.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}

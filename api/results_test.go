@@ -22,7 +22,9 @@ import (
 // trace writer would leave them.
 func resultsDB(t *testing.T) (*sqlx.DB, *history.Store) {
 	t.Helper()
-	db, err := sqlx.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "trace.db"))
+	path := filepath.Join(t.TempDir(), "trace.db")
+	migratedDB(t, path)
+	db, err := sqlx.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}

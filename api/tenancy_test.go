@@ -96,6 +96,7 @@ func twoTeamsAPI(t *testing.T, opts ...func(*api.Options)) *tenancy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	migratedDB(t, filepath.Join(dir, "trace.db"))
 	// the rows below are written straight into the schema Open applies: give the migrations
 	// time on a busy machine (the default 3 s bound leaves the database unmigrated, spooling)
 	w, err := trace.Open(ctx, trace.Options{DSN: "file:" + filepath.Join(dir, "trace.db") + "?_pragma=journal_mode(WAL)", SpoolDir: filepath.Join(dir, "spool"),

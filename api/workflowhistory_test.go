@@ -17,6 +17,7 @@ import (
 // database; the history searches list runs and node executions.
 func TestWorkflowHistory(t *testing.T) {
 	dir := t.TempDir()
+	migratedDB(t, filepath.Join(dir, "trace.db"))
 	w, err := trace.Open(context.Background(), trace.Options{DSN: filepath.Join(dir, "trace.db"), SpoolDir: filepath.Join(dir, "spool")})
 	if err != nil {
 		t.Fatal(err)

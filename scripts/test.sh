@@ -162,7 +162,7 @@ if [ -n "$k8s_home" ]; then
 	# The longest tier (its cluster, the installed scheduler's image): it runs beside the other
 	# packages from now on instead of taking one of go test's two slots late.
 	phase "real Kubernetes tier, in the background"
-	background realkube go test -race -count=1 -tags e2e -timeout 25m -exec "$PWD/scripts/testexec.sh" ./e2e/realkube/
+	background realkube go test -race -count=1 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" ./e2e/realkube/
 else echo "== real Kubernetes tier: skipped: no Kubernetes build at ../shared/k8s-1.37 (set EJ_K8S_HOME)"; fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
@@ -176,7 +176,10 @@ if [ -n "$k8s_home" ]; then pkgs=$(echo "$pkgs" | grep -v '/e2e/realkube$'); fi
 # longest packages mostly wait on the processes and clocks they drive (api 274 s of wall for
 # 65 CPU-s, e2e/soak 409 s for 138, e2e/ha 184 s for 47), and with two slots the machine sat
 # a quarter idle over the phase (2,340 of 3,106 CPU-s busy, this script's CPU summary).
-go test -race -count=1 -p 3 -tags e2e -timeout 25m -exec "$PWD/scripts/testexec.sh" $pkgs 2>&1 | tee "$log"
+# -ldflags=-w: the test binaries are linked without DWARF, which nothing in a test reads (stack
+# traces, race reports and profiles use the symbol table, which stays); a race build's link is
+# 3-12 CPU-s, a fifth of it writing and compressing DWARF, times a hundred test binaries.
+go test -race -count=1 -p 3 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" $pkgs 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ -n "$k8s_home" ]; then
 	kstatus=0
