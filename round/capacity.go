@@ -6,6 +6,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Capacity is what a namespace is promised (namespace.Record in the
@@ -99,7 +100,7 @@ const (
 type nsState struct {
 	name string
 	cap  Capacity
-	used offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
+	used offers.Resources // its running and retiring tasks' shards and its apps' executors, plus this round's launches
 	// usedOn is used by cluster, kept only when it has a per-cluster capacity.
 	usedOn  map[string]offers.Resources
 	queue   []int32 // its candidates (indices into decider.cands), oldest first
@@ -114,6 +115,10 @@ type nsState struct {
 	// atLimitOn is, by cluster, the entry that waits for room under its limit there this
 	// round: its later entries are not placed there (clusters.go).
 	atLimitOn map[string]*cand
+	// retiring is the part of used its retiring tasks hold (View.Retiring), and
+	// retiringOn the part of usedOn: they end as soon as their replacements run.
+	retiring   offers.Resources
+	retiringOn map[string]offers.Resources
 }
 
 // done reports whether every entry of the namespace was handed out.
@@ -276,18 +281,34 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 			}
 		}
 	}
-	for job, shards := range s.v.Running {
+	add := func(job string, shards map[int]task.Entry, retiring bool) {
 		cfg, _, _ := s.v.Jobs.Lookup(job)
 		n := int64(len(shards))
 		ns := s.space(namespace.Of(job))
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		ns.used = ns.used.Add(offers.Resources{CPU: res.CPU * offers.Milli(n), MemMB: res.MemMB * n})
+		all := offers.Resources{CPU: res.CPU * offers.Milli(n), MemMB: res.MemMB * n}
+		ns.used = ns.used.Add(all)
+		if retiring {
+			ns.retiring = ns.retiring.Add(all)
+		}
 		if ns.usedOn != nil {
 			for _, e := range shards {
 				cl := s.v.clusterOfAgent(e.AgentID)
 				ns.usedOn[cl] = ns.usedOn[cl].Add(res)
+				if retiring {
+					if ns.retiringOn == nil {
+						ns.retiringOn = map[string]offers.Resources{}
+					}
+					ns.retiringOn[cl] = ns.retiringOn[cl].Add(res)
+				}
 			}
 		}
+	}
+	for job, shards := range s.v.Running {
+		add(job, shards, false)
+	}
+	for job, shards := range s.v.Retiring {
+		add(job, shards, true)
 	}
 	// Each executor counts against its app's namespace, once per agent,
 	// an idle one too: it holds its share until it exits.
