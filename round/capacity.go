@@ -116,9 +116,10 @@ type nsState struct {
 	// round: its later entries are not placed there (clusters.go).
 	atLimitOn map[string]*cand
 	// retiring is the part of used its retiring tasks hold (View.Retiring), and
-	// retiringOn the part of usedOn: they end as soon as their replacements run.
-	retiring   offers.Resources
-	retiringOn map[string]offers.Resources
+	// retiringOn the part of usedOn; twice and twiceOn are the parts of those whose
+	// replacement is launched: held twice for the shard until the replacement runs.
+	retiring, twice     offers.Resources
+	retiringOn, twiceOn map[string]offers.Resources
 }
 
 // done reports whether every entry of the namespace was handed out.
@@ -281,34 +282,11 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 			}
 		}
 	}
-	add := func(job string, shards map[int]task.Entry, retiring bool) {
-		cfg, _, _ := s.v.Jobs.Lookup(job)
-		n := int64(len(shards))
-		ns := s.space(namespace.Of(job))
-		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		all := offers.Resources{CPU: res.CPU * offers.Milli(n), MemMB: res.MemMB * n}
-		ns.used = ns.used.Add(all)
-		if retiring {
-			ns.retiring = ns.retiring.Add(all)
-		}
-		if ns.usedOn != nil {
-			for _, e := range shards {
-				cl := s.v.clusterOfAgent(e.AgentID)
-				ns.usedOn[cl] = ns.usedOn[cl].Add(res)
-				if retiring {
-					if ns.retiringOn == nil {
-						ns.retiringOn = map[string]offers.Resources{}
-					}
-					ns.retiringOn[cl] = ns.retiringOn[cl].Add(res)
-				}
-			}
-		}
-	}
 	for job, shards := range s.v.Running {
-		add(job, shards, false)
+		s.hold(job, shards, false)
 	}
 	for job, shards := range s.v.Retiring {
-		add(job, shards, true)
+		s.hold(job, shards, true)
 	}
 	// Each executor counts against its app's namespace, once per agent,
 	// an idle one too: it holds its share until it exits.
@@ -347,6 +325,46 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 		}
 	}
 	heap.Init(&s.order)
+}
+
+// hold adds what a job's running (or retiring) tasks hold to its namespace's usage, by
+// cluster too when it has per-cluster capacities. Of retiring tasks it notes the part
+// held twice: those whose replacement is launched (a running entry of the shard), which
+// end as soon as it runs; one whose replacement is not launched yet stands for its shard.
+func (s *spaces) hold(job string, tasks map[int]task.Entry, retiring bool) {
+	cfg, _, _ := s.v.Jobs.Lookup(job)
+	ns := s.space(namespace.Of(job))
+	res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+	for item, e := range tasks {
+		ns.used = ns.used.Add(res)
+		cl := ""
+		if ns.usedOn != nil {
+			cl = s.v.clusterOfAgent(e.AgentID)
+			ns.usedOn[cl] = ns.usedOn[cl].Add(res)
+		}
+		if !retiring {
+			continue
+		}
+		ns.retiring = ns.retiring.Add(res)
+		if ns.usedOn != nil {
+			ns.retiringOn = addOn(ns.retiringOn, cl, res)
+		}
+		if _, replaced := s.v.Running[job][item]; replaced {
+			ns.twice = ns.twice.Add(res)
+			if ns.usedOn != nil {
+				ns.twiceOn = addOn(ns.twiceOn, cl, res)
+			}
+		}
+	}
+}
+
+// addOn adds r to m[cl], making m if needed.
+func addOn(m map[string]offers.Resources, cl string, r offers.Resources) map[string]offers.Resources {
+	if m == nil {
+		m = map[string]offers.Resources{}
+	}
+	m[cl] = m[cl].Add(r)
+	return m
 }
 
 // space is the namespace's state, made on first use.
