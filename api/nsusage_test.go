@@ -10,8 +10,10 @@ import (
 
 	"github.com/ejcloud/elasticjob/api"
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/nsusage"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 type usageAnswer struct {
@@ -99,6 +101,51 @@ func TestNamespaceUsage(t *testing.T) {
 	}
 	if w := tn.call("GET", "/api/namespaces/nosuch/usage", "", "root", "s3cret"); w.Code != http.StatusNotFound {
 		t.Errorf("the admin reads an unknown namespace's usage: %d %s; want 404", w.Code, w.Body)
+	}
+}
+
+// TestNamespaceUsageCountsRetiringTasks: while a DAEMON shard moves with an overlap, its
+// old (retiring) task holds its resources beside its replacement's: the namespace's usage
+// counts both tasks and both executors, as the launch round does against its limit, and
+// its listing counts both running tasks.
+func TestNamespaceUsageCountsRetiringTasks(t *testing.T) {
+	tn := twoTeamsAPI(t)
+	ctx := context.Background()
+	running, err := tn.reg.Work().RunningOf(ctx, "pay~nightly")
+	if err != nil || len(running) != 1 {
+		t.Fatalf("pay~nightly runs %+v (%v)", running, err)
+	}
+	ch := tn.reg.Change()
+	if err := ch.Retire(ctx, "pay~nightly", 0, running[0], t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j, err := tn.reg.In("pay").Config().Job(ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tn.reg.In("pay").Config().App(ctx, "etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := namespace.Resources{CPUCount: j.CPUCount + a.CPUCount, MemoryMB: j.MemoryMB + a.MemoryMB}
+	if got := readUsage(t, tn, "pay", "carol", "pw3"); got.InUse != one {
+		t.Fatalf("in use with the retiring task alone: %+v, want %+v", got.InUse, one)
+	}
+	repl := task.Entry{TaskID: jobs.NewTaskID("pay~nightly", 0, jobs.KindReady, "k8s:agent-2").String(), AgentID: "k8s:agent-2",
+		ExecutorID: "pay~etl@-@k8s:agent-2", State: task.Staging, LaunchedAt: t0}
+	if err := tn.reg.Change().Launch("pay~nightly", 0, repl).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := readUsage(t, tn, "pay", "carol", "pw3"); got.InUse != one.Add(one) {
+		t.Fatalf("in use during the overlap: %+v, want both tasks and executors %+v", got.InUse, one.Add(one))
+	}
+	w := tn.call("GET", "/api/namespaces/pay", "", "carol", "pw3")
+	var v struct{ Usage struct{ RunningTasks int } }
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || w.Code != http.StatusOK || v.Usage.RunningTasks != 2 {
+		t.Fatalf("GET /api/namespaces/pay: %d %s; want 2 running tasks", w.Code, w.Body)
 	}
 }
 

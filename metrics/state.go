@@ -20,7 +20,7 @@ const stateTimeout = 10 * time.Second
 
 var (
 	runningDesc = prometheus.NewDesc("elasticjob_running_tasks",
-		"Tasks recorded as running (staging, starting, running, killing, unreachable), by job.", []string{"job", "namespace"}, nil)
+		"Tasks recorded as running (staging, starting, running, killing, unreachable; a DAEMON shard's retiring task too), by job.", []string{"job", "namespace"}, nil)
 	cpusDesc = prometheus.NewDesc("elasticjob_running_cpus",
 		"CPUs the running tasks asked for (the job's cpuCount per task), by job.", []string{"job", "namespace"}, nil)
 	memDesc = prometheus.NewDesc("elasticjob_running_memory_mb",
@@ -69,8 +69,12 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
 	running, err := s.reg.Work().RunningTasks(ctx)
+	var retiring map[string]map[int]registry.Retiring
 	if err == nil {
-		s.collectRunning(ctx, ch, running)
+		retiring, err = s.reg.Work().RetiringTasks(ctx)
+	}
+	if err == nil {
+		s.collectRunning(ctx, ch, running, retiring)
 		err = s.collectQueues(ctx, ch, running)
 	}
 	if err == nil {
@@ -84,9 +88,20 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]task.Entry) {
+// collectRunning exports each job's running tasks and what they asked for; a DAEMON
+// shard's retiring task (its move overlapping) counts beside its replacement, since it
+// holds its resources, and its namespace's usage counts it, until it ends.
+func (s *state) collectRunning(ctx context.Context, ch chan<- prometheus.Metric, running map[string]map[int]task.Entry,
+	retiring map[string]map[int]registry.Retiring) {
+	count := make(map[string]int, len(running)+len(retiring))
 	for job, tasks := range running {
-		n := float64(len(tasks))
+		count[job] += len(tasks)
+	}
+	for job, tasks := range retiring {
+		count[job] += len(tasks)
+	}
+	for job, k := range count {
+		n := float64(k)
 		name, ns := jobLabels(job)
 		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, n, name, ns)
 		cfg, err := s.reg.Config().Job(ctx, job)

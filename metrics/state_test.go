@@ -53,6 +53,18 @@ func TestStateFromTheRegistry(t *testing.T) {
 		commit(t, reg.Change().Launch("busy", item, task.Entry{TaskID: "busy@-@" + string(rune('0'+item)), State: "TASK_RUNNING"}))
 	}
 	commit(t, reg.Change().Launch("flaky", 1, task.Entry{TaskID: "f1", State: "TASK_RUNNING"}))
+	// busy's shard 2 moves with an overlap: its old task still holds its resources (the
+	// move queues busy's relaunch: one ready execution more).
+	commit(t, reg.Change().Launch("busy", 2, task.Entry{TaskID: "busy@-@2", State: "TASK_RUNNING"}))
+	moving, err := reg.Work().RunningOf(ctx, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retire := reg.Change()
+	if err := retire.Retire(ctx, "busy", 2, moving[2], t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, retire)
 	// ready: busy waits for its run (not launchable), waiting for 30 s, idle staged ahead.
 	for _, tr := range []struct {
 		job string
@@ -80,9 +92,9 @@ func TestStateFromTheRegistry(t *testing.T) {
 		name, labels string
 		want         float64
 	}{
-		{"elasticjob_running_tasks", "job=busy,namespace=default", 2}, {"elasticjob_running_tasks", "job=flaky,namespace=default", 1},
-		{"elasticjob_running_cpus", "job=busy,namespace=default", 1}, {"elasticjob_running_memory_mb", "job=busy,namespace=default", 128},
-		{"elasticjob_ready_queue_executions", "", 4}, {"elasticjob_failover_queue_tasks", "", 3},
+		{"elasticjob_running_tasks", "job=busy,namespace=default", 3}, {"elasticjob_running_tasks", "job=flaky,namespace=default", 1},
+		{"elasticjob_running_cpus", "job=busy,namespace=default", 1.5}, {"elasticjob_running_memory_mb", "job=busy,namespace=default", 192},
+		{"elasticjob_ready_queue_executions", "", 5}, {"elasticjob_failover_queue_tasks", "", 3},
 		{"elasticjob_queue_oldest_seconds", "queue=ready", 30}, {"elasticjob_queue_oldest_seconds", "queue=failover", 20},
 		{"elasticjob_jobs_paused", "", 1},
 	} {

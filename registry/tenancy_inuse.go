@@ -12,26 +12,46 @@ import (
 // app's: the sum the launch round admits against the namespace's
 // guarantee and limit, but for executors idle between runs, which the
 // round counts too until they exit (the registry does not know them).
-// The executor of HTTP jobs without an app counts against no namespace
-// (no namespace holds that app). A job or app deregistered meanwhile
-// counts nothing.
+// A retiring task (RetiringPath: a DAEMON shard's old task while its move
+// overlaps) holds its resources until it ends, and counts as the round
+// counts it. The executor of HTTP jobs without an app counts against no
+// namespace (no namespace holds that app). A job or app deregistered
+// meanwhile counts nothing.
 func (tn Tenancy) InUse(ctx context.Context) (namespace.Resources, error) {
 	var in namespace.Resources
 	running, err := tn.r.Work().RunningTasks(ctx)
 	if err != nil {
 		return in, fmt.Errorf("in use: read the running tasks: %w", err)
 	}
+	retiring, err := tn.r.Work().RetiringTasks(ctx)
+	if err != nil {
+		return in, fmt.Errorf("in use: read the retiring tasks: %w", err)
+	}
 	executors := map[string]string{} // executor id → app
-	for job, items := range running {
+	add := func(job string, ids []string) {
 		j, err := tn.r.Config().Job(ctx, job)
 		if err != nil {
-			continue // deregistered meanwhile
+			return // deregistered meanwhile
 		}
-		n := float64(len(items))
+		n := float64(len(ids))
 		in = in.Add(namespace.Resources{CPUCount: j.CPUCount * n, MemoryMB: j.MemoryMB * n})
-		for _, e := range items {
-			executors[e.ExecutorID] = j.ExecutorApp()
+		for _, id := range ids {
+			executors[id] = j.ExecutorApp()
 		}
+	}
+	for job, items := range running {
+		ids := make([]string, 0, len(items))
+		for _, e := range items {
+			ids = append(ids, e.ExecutorID)
+		}
+		add(job, ids)
+	}
+	for job, items := range retiring {
+		ids := make([]string, 0, len(items))
+		for _, r := range items {
+			ids = append(ids, r.ExecutorID)
+		}
+		add(job, ids)
 	}
 	for _, appName := range executors {
 		if a, err := tn.r.Config().App(ctx, appName); err == nil {

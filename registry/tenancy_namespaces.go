@@ -115,8 +115,9 @@ type Holdings struct {
 	Apps      []string `json:"apps"`
 	Jobs      []string `json:"jobs"`
 	Workflows []string `json:"workflows"`
-	// Running counts its running tasks, Queued its pending executions and
-	// failed shards waiting to run again.
+	// Running counts its running tasks (a retiring one too: it runs until its
+	// replacement does), Queued its pending executions and failed shards
+	// waiting to run again.
 	Running int `json:"runningTasks"`
 	Queued  int `json:"queued"`
 }
@@ -171,6 +172,13 @@ func (tn Tenancy) Holdings(ctx context.Context) (Holdings, error) {
 		return h, err
 	}
 	for _, m := range running {
+		h.Running += len(m)
+	}
+	retiring, err := tn.r.Work().RetiringTasks(ctx)
+	if err != nil {
+		return h, err
+	}
+	for _, m := range retiring { // each runs until its replacement does
 		h.Running += len(m)
 	}
 	ready, err := tn.r.Work().ReadyQueue(ctx)

@@ -6,6 +6,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // Capacity is what a namespace is promised (namespace.Record in the
@@ -99,7 +100,7 @@ const (
 type nsState struct {
 	name string
 	cap  Capacity
-	used offers.Resources // its running tasks' shards and its apps' executors, plus this round's launches
+	used offers.Resources // its running and retiring tasks' shards and its apps' executors, plus this round's launches
 	// usedOn is used by cluster, kept only when it has a per-cluster capacity.
 	usedOn  map[string]offers.Resources
 	queue   []int32 // its candidates (indices into decider.cands), oldest first
@@ -114,6 +115,11 @@ type nsState struct {
 	// atLimitOn is, by cluster, the entry that waits for room under its limit there this
 	// round: its later entries are not placed there (clusters.go).
 	atLimitOn map[string]*cand
+	// retiring is the part of used its retiring tasks hold (View.Retiring), and
+	// retiringOn the part of usedOn; twice and twiceOn are the parts of those whose
+	// replacement is launched: held twice for the shard until the replacement runs.
+	retiring, twice     offers.Resources
+	retiringOn, twiceOn map[string]offers.Resources
 }
 
 // done reports whether every entry of the namespace was handed out.
@@ -277,17 +283,10 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 		}
 	}
 	for job, shards := range s.v.Running {
-		cfg, _, _ := s.v.Jobs.Lookup(job)
-		n := int64(len(shards))
-		ns := s.space(namespace.Of(job))
-		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		ns.used = ns.used.Add(offers.Resources{CPU: res.CPU * offers.Milli(n), MemMB: res.MemMB * n})
-		if ns.usedOn != nil {
-			for _, e := range shards {
-				cl := s.v.clusterOfAgent(e.AgentID)
-				ns.usedOn[cl] = ns.usedOn[cl].Add(res)
-			}
-		}
+		s.hold(job, shards, false)
+	}
+	for job, shards := range s.v.Retiring {
+		s.hold(job, shards, true)
 	}
 	// Each executor counts against its app's namespace, once per agent,
 	// an idle one too: it holds its share until it exits.
@@ -326,6 +325,46 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 		}
 	}
 	heap.Init(&s.order)
+}
+
+// hold adds what a job's running (or retiring) tasks hold to its namespace's usage, by
+// cluster too when it has per-cluster capacities. Of retiring tasks it notes the part
+// held twice: those whose replacement is launched (a running entry of the shard), which
+// end as soon as it runs; one whose replacement is not launched yet stands for its shard.
+func (s *spaces) hold(job string, tasks map[int]task.Entry, retiring bool) {
+	cfg, _, _ := s.v.Jobs.Lookup(job)
+	ns := s.space(namespace.Of(job))
+	res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
+	for item, e := range tasks {
+		ns.used = ns.used.Add(res)
+		cl := ""
+		if ns.usedOn != nil {
+			cl = s.v.clusterOfAgent(e.AgentID)
+			ns.usedOn[cl] = ns.usedOn[cl].Add(res)
+		}
+		if !retiring {
+			continue
+		}
+		ns.retiring = ns.retiring.Add(res)
+		if ns.usedOn != nil {
+			ns.retiringOn = addOn(ns.retiringOn, cl, res)
+		}
+		if _, replaced := s.v.Running[job][item]; replaced {
+			ns.twice = ns.twice.Add(res)
+			if ns.usedOn != nil {
+				ns.twiceOn = addOn(ns.twiceOn, cl, res)
+			}
+		}
+	}
+}
+
+// addOn adds r to m[cl], making m if needed.
+func addOn(m map[string]offers.Resources, cl string, r offers.Resources) map[string]offers.Resources {
+	if m == nil {
+		m = map[string]offers.Resources{}
+	}
+	m[cl] = m[cl].Add(r)
+	return m
 }
 
 // space is the namespace's state, made on first use.

@@ -289,7 +289,8 @@ func (s *spaces) limitClusters(c *cand, use []string) (on []string, w queue.Wait
 		case !ns.usedOn[cl].Add(cost).Fits(*cc.Limit):
 			never = false
 			reached = append(reached, cl)
-			full = append(full, fmt.Sprintf("on cluster %s its work holds %s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]), fmtRes(*cc.Limit)))
+			full = append(full, fmt.Sprintf("on cluster %s its work holds %s%s of the %s it may hold there", cl, fmtRes(ns.usedOn[cl]),
+				retiringWords(ns.retiringOn[cl]), fmtRes(*cc.Limit)))
 		default:
 			on, never = append(on, cl), false
 		}

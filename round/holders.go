@@ -10,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/estimate"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 func resOf(r offers.Resources) queue.Res { return queue.Res{CPUs: r.CPU.Cores(), MemMB: r.MemMB} }
@@ -57,16 +58,16 @@ func (o *occupancy) holdersFor(need offers.Resources) []queue.Holder {
 // agent (a namespace's own work, for a wait at its limit).
 func (o *occupancy) holdersWhere(keep func(job string) bool) []queue.Holder {
 	by := map[string]*queue.Holder{}
-	for job, shards := range o.v.Running {
+	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
 		if !keep(job) {
-			continue
+			return
 		}
 		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
 		for _, e := range shards {
 			addHolder(by, runTask{job: job, entry: e, res: res})
 		}
-	}
+	})
 	return o.sortHolders(by)
 }
 

@@ -31,7 +31,7 @@ func (s *spaces) gate(c *cand) (queue.Wait, bool) {
 		ns.atLimit = c
 		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: queue.RuleQuota},
 			Message: fmt.Sprintf("namespace %s is at %s: its running tasks and executors hold %s of the %s it leaves them, and this needs %s; it runs when the quota is raised "+
-				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used), fmtRes(*ns.cap.Quota), needWords(c, least))}
+				"or pods of the Kubernetes namespace end", ns.name, ceilingWords(ns.cap, true), fmtRes(ns.used)+retiringWords(ns.retiring), fmtRes(*ns.cap.Quota), needWords(c, least))}
 		return s.nsHolders(c, w), false
 	}
 	if capped && !least.Fits(ceil) {
@@ -46,14 +46,25 @@ func (s *spaces) gate(c *cand) (queue.Wait, bool) {
 	if capped && !ns.used.Add(cost).Fits(ceil) {
 		ns.atLimit = c
 		w := queue.Wait{Reason: queue.WaitNSLimit, NamespaceRule: &queue.NamespaceRule{Namespace: ns.name, Rule: ruleOf(quota, queue.RuleLimit, queue.RuleQuota)},
-			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks and executors hold %s of the %s it may hold (%s), and this needs %s more; "+
-				"it runs as the namespace's running work ends and its idle executors exit", ns.name, fmtRes(ns.used), fmtRes(ceil), ceilingWords(ns.cap, quota), needWords(c, cost))}
+			Message: fmt.Sprintf("namespace %s is at its limit: its running tasks and executors hold %s%s of the %s it may hold (%s), and this needs %s more; "+
+				"it runs as the namespace's running work ends and its idle executors exit", ns.name, fmtRes(ns.used), retiringWords(ns.retiring), fmtRes(ceil),
+				ceilingWords(ns.cap, quota), needWords(c, cost))}
 		return s.nsHolders(c, w), false
 	}
 	if c.class == classBorrowing {
 		return s.lend.lend(c)
 	}
 	return queue.Wait{}, true
+}
+
+// retiringWords words the part r of what a namespace holds that its retiring tasks hold
+// (View.Retiring): "" when none, so a wait at a limit tells that an overlapping move
+// counts, and that this part ends as soon as the replacements run.
+func retiringWords(r offers.Resources) string {
+	if r.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf(" (%s of it by the old tasks of DAEMON shards moving with an overlap, until their replacements run)", fmtRes(r))
 }
 
 func ruleOf(quota bool, limit, q string) string {

@@ -158,13 +158,19 @@ const maxVictims = 64
 // CPU and memory) is within its guarantee.
 func stays(u, g offers.Resources) bool { return u.CPU >= g.CPU || u.MemMB >= g.MemMB }
 
-// without is ns's usage less v's shards (ns itself is not changed).
+// without is ns's usage less v's shards, and less its retiring tasks whose replacement
+// is launched (ns itself is not changed): those end as soon as their replacements run,
+// so a namespace that stays at its guarantee only by them would soon be within it
+// again, and the victim's run, queued again, would preempt back.
 func (s *spaces) without(ns *nsState, v victim) *nsState {
-	out := &nsState{name: ns.name, cap: ns.cap, used: ns.used.Sub(v.cost), usedOn: maps.Clone(ns.usedOn)}
+	out := &nsState{name: ns.name, cap: ns.cap, used: ns.used.Sub(v.cost).Sub(ns.twice), usedOn: maps.Clone(ns.usedOn)}
 	if out.usedOn != nil {
 		for _, sh := range v.shards {
 			cl := s.v.clusterOfAgent(sh.agent)
 			out.usedOn[cl] = out.usedOn[cl].Sub(sh.res)
+		}
+		for cl, r := range ns.twiceOn {
+			out.usedOn[cl] = out.usedOn[cl].Sub(r)
 		}
 	}
 	return out

@@ -24,7 +24,7 @@ type occupancy struct {
 	holdersOf map[offers.Resources][]queue.Holder
 }
 
-// runTask is a running task with the resources it holds.
+// runTask is a running (or retiring) task with the resources it holds.
 type runTask struct {
 	job   string
 	entry task.Entry
@@ -37,13 +37,13 @@ func (o *occupancy) tasksByAgent() map[string][]runTask {
 		return o.byAgent
 	}
 	o.byAgent = map[string][]runTask{}
-	for job, shards := range o.v.Running {
+	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
 		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
 		for _, e := range shards {
 			o.byAgent[e.AgentID] = append(o.byAgent[e.AgentID], runTask{job: job, entry: e, res: res})
 		}
-	}
+	})
 	return o.byAgent
 }
 
@@ -69,15 +69,15 @@ func (o *occupancy) executorsByAgent() map[string][]execRun {
 		seen[k] = true
 		o.execs[k.AgentID] = append(o.execs[k.AgentID], execRun{app: k.App, res: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}})
 	}
-	for job, shards := range o.v.Running {
+	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
 		_, a, _ := o.v.Jobs.Lookup(job)
 		if a.AppName == "" {
-			continue // unknown: nothing to charge
+			return // unknown: nothing to charge
 		}
 		for _, e := range shards {
 			add(offers.ExecutorKey{App: a.AppName, AgentID: e.AgentID}, a)
 		}
-	}
+	})
 	for k, up := range o.v.Executors {
 		if !up || seen[k] {
 			continue

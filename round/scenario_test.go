@@ -168,6 +168,16 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			}
 			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: st, AgentID: m["agent"],
 				LaunchedAt: at(m["since"]), KilledBy: m["killedby"]}
+		case "retiring": // retiring JOB item=N agent=A since=T: a DAEMON shard's old task, its move overlapping
+			if v.Retiring == nil {
+				v.Retiring = map[string]map[int]task.Entry{}
+			}
+			if v.Retiring[arg(1)] == nil {
+				v.Retiring[arg(1)] = map[int]task.Entry{}
+			}
+			item := int(num(m["item"]))
+			v.Retiring[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-old-%d", arg(1), item), State: task.Running, AgentID: m["agent"],
+				LaunchedAt: at(m["since"])}
 		case "typical": // typical JOB runs=N p90=SECONDS: what the job's recent runs took
 			if v.Typical == nil {
 				v.Typical = map[string]estimate.Typical{}

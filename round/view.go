@@ -39,6 +39,13 @@ type View struct {
 	Failover []queue.Failover // failed shards to run again, oldest first
 	Jobs     Catalog
 	Running  map[string]map[int]task.Entry // job → shard → its task
+	// Retiring are the old tasks of DAEMON shards moving to another cluster with a
+	// declared overlap (job → shard → task; docs/clusters.md). None is its shard's
+	// running task (Running holds the replacement, once launched), but each holds its
+	// resources until it ends: it counts in its namespace's usage, against its guarantees
+	// and limits, and in what its agent has free, so that an overlap never lets a
+	// namespace hold more than its limit, even for the seconds a replacement takes.
+	Retiring map[string]map[int]task.Entry
 
 	Offers []offers.Offer // the resources on offer
 	// Executors are the apps' executors running (or launched) per agent,
@@ -170,4 +177,15 @@ type Reservation struct {
 	Since time.Time // the first round it held it
 	Need  offers.Resources
 	Held  offers.Resources // held for it this round
+}
+
+// eachHeld calls f with each job's tasks that hold resources: its running entries, then
+// its retiring ones (Retiring).
+func (v *View) eachHeld(f func(job string, tasks map[int]task.Entry)) {
+	for job, shards := range v.Running {
+		f(job, shards)
+	}
+	for job, shards := range v.Retiring {
+		f(job, shards)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // launcher runs launch rounds: read a view (the queues, the catalog, the
@@ -178,7 +179,30 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	}
 	lap("capacities")
 	l.moveDaemons(ctx, v)
+	// Read after the moves, which begin and give up overlaps: the round counts the
+	// retiring tasks there are now against their namespaces.
+	retiring, err := l.st.retiringAll(ctx, l.reg)
+	if err != nil {
+		return v, err
+	}
+	v.Retiring = retiringEntries(retiring)
 	return v, nil
+}
+
+// retiringEntries is the retiring records as the round counts them (nil: none).
+func retiringEntries(all map[string]map[int]registry.Retiring) map[string]map[int]task.Entry {
+	if len(all) == 0 {
+		return nil
+	}
+	out := make(map[string]map[int]task.Entry, len(all))
+	for job, items := range all {
+		m := make(map[int]task.Entry, len(items))
+		for item, r := range items {
+			m[item] = r.Entry
+		}
+		out[job] = m
+	}
+	return out
 }
 
 // lapper times the parts of a view for the term's first launch round's

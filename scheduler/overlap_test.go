@@ -3,11 +3,14 @@ package scheduler
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
 	"github.com/ejcloud/elasticjob/task"
@@ -386,5 +389,55 @@ func TestOverlapGivenUpForEveryShard(t *testing.T) {
 	}
 	if m, _ := r.reg.Work().RetiringOf(r.ctx, "two"); len(m) != 0 || r.readyCount("two") != 0 || len(r.drv.kills) != 0 {
 		t.Fatalf("retiring %+v, ready %d, kills %v", m, r.readyCount("two"), r.drv.kills)
+	}
+}
+
+// TestOverlapCountsAgainstTheNamespaceLimit: while a shard moves with an overlap, its
+// retiring task holds its resources in its namespace's usage. A namespace whose limit
+// has no room for the replacement beside the old task keeps its limit: the move waits
+// (namespace_limit, the reason naming the overlap), is given up at the bound with the old
+// task running on, and succeeds once the limit leaves room for both.
+func TestOverlapCountsAgainstTheNamespaceLimit(t *testing.T) {
+	r := newOverlapRig(t)
+	setLimit := func(cpus float64) {
+		t.Helper()
+		rec := namespace.Record{Name: namespace.Default, Limit: &namespace.Resources{CPUCount: cpus, MemoryMB: 4096}}
+		if _, err := r.reg.Tenancy().PutNamespace(r.ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		r.sched.CapacityChanged()
+	}
+	// d's task (0.5 CPU) and its app's executor (0.1) on mesos hold 0.6 CPU; the
+	// replacement, with an executor of its own on k8s, needs 0.6 more.
+	setLimit(1)
+	r.drain()
+	r.sched.launcher.round(r.ctx)
+	if len(r.retiring()) != 1 {
+		t.Fatalf("retiring %+v, want the overlap begun", r.retiring())
+	}
+	r.offerOn("k8s", "o2", 8, 4096)
+	r.round()
+	if len(r.running("d")) != 0 {
+		t.Fatalf("the replacement launched past the namespace's limit: %+v", r.running("d"))
+	}
+	w := r.waiting()[queue.WaitKey(false, "d", 0)]
+	if w.Reason != queue.WaitNSLimit || !strings.Contains(w.Message, "0.5 CPUs and 64 MB of it by the old tasks of DAEMON shards moving with an overlap") {
+		t.Fatalf("the replacement waits %+v, want namespace_limit naming the retiring task", w)
+	}
+	r.clk.Advance(time.Minute) // the bound
+	r.sched.launcher.round(r.ctx)
+	if e := r.running("d")[0]; e.TaskID != r.old || len(r.retiring()) != 0 || len(r.kills()) != 0 || r.readyCount("d") != 0 {
+		t.Fatalf("after giving up: running %+v, retiring %+v, kills %v, ready %d; want the old task running on",
+			r.running("d"), r.retiring(), r.kills(), r.readyCount("d"))
+	}
+
+	// Room for both: the move, tried again an overlap later, launches the replacement
+	// beside the old task.
+	setLimit(1.2)
+	r.clk.Advance(time.Minute)
+	moved := r.startMove()
+	r.on("k8s", moved, task.Running)
+	if k := r.kills(); !slices.Equal(k, []string{r.old}) {
+		t.Fatalf("kills %v, want the old task once its replacement runs", k)
 	}
 }

@@ -253,6 +253,16 @@ export const loading = () => h('div.loading', t('loading'));
 export const nodata = (msg) => h('div.nodata', msg || t('noData'));
 export function tag(text, kind) { return h('span.tag' + (kind ? '.' + kind : ''), text); }
 
+// taskState is a running task's state; a DAEMON shard's old task whose move to another
+// cluster overlaps (the API's "retiring") is marked so, as ejctl shows it
+// ("TASK_RUNNING (retiring)"), with since when and until when its replacement may start.
+export function taskState(x, kind) {
+  const st = tag(x.state || '', kind);
+  if (!x.retiring) return st;
+  const title = t('task.retiringTitle', { since: fmtTime(x.retiringSince), startBy: fmtTime(x.startBy) });
+  return [st, ' ', h('span.tag.warn.retiring', { title }, t('task.retiring'))];
+}
+
 // resultTag is an execution's result: a killed run (job kill, the job
 // deleted or rescheduled while it ran) is not a failure.
 export function resultTag(r) {

@@ -3,7 +3,7 @@
 // view, trigger, disable/enable, delete.
 import { t } from '../i18n.js';
 import { api, get, post, put, del, enc, canWrite, optional, ApiError, session } from '../api.js';
-import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, resultTag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
+import { h, clear, btn, wbtn, busy, table, pager, loading, nodata, tag, taskState, resultTag, kv, toast, confirmDo, errText, debounce, fmtNum, fmtTime, fmtDur, causeCell, waitCell, byName, timeCell } from '../ui.js';
 import { lines } from '../charts.js';
 import { missedPanel } from './deadlines.js';
 import { backfillPanel, startBackfill, canBackfill } from './backfills.js';
@@ -246,7 +246,7 @@ async function view(el, ctx, name) {
       } catch (e) { fires = errText(e); }
     }
     const props = Object.entries(j.props || {});
-    const tasks = h('div', loading());
+    const tasks = h('div', { id: 'job-tasks' }, loading());
     const execs = h('div', loading());
     const trend = h('div', { id: 'job-durations' }, loading());
     const backfills = h('div', { id: 'job-backfills' }, loading());
@@ -307,7 +307,7 @@ async function view(el, ctx, name) {
         clear(tasks, table([
           { label: t('f.shardingItem'), key: 'shardingItem' },
           { label: t('taskId'), cls: 'wrap', render: (r) => h('a.mono', { href: `#/logs/${enc(r.taskId)}` }, r.taskId) },
-          { label: t('hostname'), cls: 'wrap', key: 'hostname' }, { label: t('state'), render: (r) => tag(r.state, 'blue') },
+          { label: t('hostname'), cls: 'wrap', key: 'hostname' }, { label: t('state'), render: (r) => taskState(r, 'blue') },
           { label: t('launchedAt'), cls: 'nowrap', render: (r) => fmtTime(r.launchedAt) },
         ], run, { empty: t('jobs.noneRunning') }));
       } catch (e) { clear(tasks, h('div.alert.bad', errText(e))); }

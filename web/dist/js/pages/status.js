@@ -1,7 +1,7 @@
 // Status: running, ready and failover tasks, refreshed live.
 import { t } from '../i18n.js';
 import { get, enc, engineCan } from '../api.js';
-import { h, clear, btn, table, loading, tag, errText, fmtTime, waitCell } from '../ui.js';
+import { h, clear, btn, table, loading, taskState, errText, fmtTime, waitCell } from '../ui.js';
 
 const EVERY = 2000;
 
@@ -36,7 +36,7 @@ export default async function status(el) {
     show(run, r, hRun, 'status.running', (v) => table([
       { label: t('f.jobName'), render: job }, { label: t('f.shardingItem'), key: 'shardingItem' },
       { label: t('taskId'), cls: 'wrap', render: task }, { label: t('hostname'), cls: 'wrap', key: 'hostname' },
-      { label: t('state'), render: (x) => tag(x.state || '', x.state === 'TASK_RUNNING' ? 'ok' : 'blue') },
+      { label: t('state'), render: (x) => taskState(x, x.state === 'TASK_RUNNING' ? 'ok' : 'blue') },
       { label: t('launchedAt'), render: (x) => fmtTime(x.launchedAt) },
       engineCan('logs') ? { label: '', cls: 'acts', render: (x) => [h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stdout` }, 'stdout'), h('a.btn.sm', { href: `#/logs/${enc(x.taskId)}?stream=stderr` }, 'stderr')] } : null,
     ].filter(Boolean), v, { empty: t('status.noneRunning') }));
