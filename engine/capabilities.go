@@ -49,17 +49,19 @@ var ErrInvalid = errors.New("invalid")
 
 // ErrUnavailable is returned (wrapped) when the engine cannot answer now but may shortly
 // (this instance is not leading the engine, the engine's API is out of reach). An ACCEPT
-// that fails so (the Mesos master's connection refused or its 503 / 429; the Kubernetes API
-// server unreachable, timing out, or answering 5xx / 429) is rolled back like any failed
-// one, and the launcher waits before its next launch round, longer each time the engine is
-// found unavailable again, until an ACCEPT succeeds or the engine is subscribed to again.
+// that fails so (the Mesos master's connection refused or its 503 / 429; the Kubernetes
+// API server's connection refused, or its 429 or a 5xx but 500 / 504) is rolled back like
+// any failed one, and the launcher waits before its next launch round, longer each time
+// the engine is found unavailable again, until an ACCEPT succeeds or the engine is
+// subscribed to again.
 var ErrUnavailable = errors.New("unavailable")
 
 // ErrOutcomeUnknown is returned (wrapped) by a call that was sent, or may have been, and got
-// no answer (the connection closed or reset under it, a timeout): the engine may have carried
-// it out. An ACCEPT that fails so is not rolled back: its tasks stay STAGING, and
-// reconciliation tells whether the engine got them (a master can launch the tasks and die
-// before it answers: rolling back would launch them a second time).
+// no answer (the connection closed or reset under it, a timeout; a Kubernetes API server's
+// 500, 504 or 408 to a pod's creation): the engine may have carried it out. An ACCEPT that
+// fails so is not rolled back: its tasks stay STAGING, and reconciliation tells whether the
+// engine got them (a master can launch the tasks and die before it answers: rolling back
+// would launch them a second time).
 var ErrOutcomeUnknown = errors.New("outcome unknown")
 
 // LogChunk is a piece of a task's log: Data from Offset, of a log Size bytes long in all.

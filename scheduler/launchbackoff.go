@@ -8,8 +8,8 @@ import (
 // executions are queued again under the same task ids, and the re-queue
 // wakes the launcher. When the ACCEPT failed because the engine could not
 // be reached (engine.ErrUnavailable: a Mesos master that refused the
-// connection or answered 503 / 429, a Kubernetes API server down, timing
-// out, answering 5xx or 429), the next round would fail the same way, and
+// connection or answered 503 / 429, a Kubernetes API server that refused
+// the connection or answered 429 or 503), the next round would fail the same way, and
 // the engine offers the same resources again at once (Kubernetes re-offers
 // a node an Accept left): the launcher retried a 4-pod launch about 20
 // times a second for as long as the API server was down, each time a

@@ -244,6 +244,46 @@ func TestUnansweredAcceptLeftToReconciliation(t *testing.T) {
 	goneRunsAgain(t, r, run[0].TaskID)
 }
 
+// The Kubernetes engine's Accept whose pod creation lost its answer is
+// ErrOutcomeUnknown too: the shard stays STAGING and nothing runs beside
+// it; when the API server then says the pod is not there, the engine
+// tells the task LOST from the master with REASON_TASK_UNKNOWN (not a
+// reconciliation's answer), and the shard is queued again once, as never
+// started.
+func TestUnansweredPodCreationLostAsUnknownRunsAgain(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 1, 128)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	r.drv.acceptErr = fmt.Errorf("kube: create pods: 1 of 1 failed, the outcome of t unknown: %w: Post \"https://kube/api/v1/namespaces/ns/pods\": EOF",
+		engine.ErrOutcomeUnknown)
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	run := r.running("job")
+	if len(run) != 1 || run[0].State != "TASK_STAGING" {
+		t.Fatalf("running = %+v, want the shard still STAGING", run)
+	}
+	r.drv.acceptErr = nil
+	r.trigger("job") // another execution of the shard waits for it
+	r.offer("o2", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	if n := len(r.drv.accepts); n != 0 {
+		t.Fatalf("%d ACCEPTs: the shard was launched again beside the unanswered one", n)
+	}
+	err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: run[0].TaskID, AgentID: "agent-1", State: "TASK_LOST",
+		Reason: task.ReasonTaskUnknown, Source: task.SourceMaster, Message: "the answer to its pod's creation was lost and its pod p is not there"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo, err := r.reg.Work().FailoverQueue(r.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fo) != 1 || fo[0].Job != "job" || !fo[0].Retry {
+		t.Fatalf("failover = %+v, want the never-started shard queued again", fo)
+	}
+}
+
 func TestDisabledJobDoesNotLaunch(t *testing.T) {
 	r := newRig(t)
 	r.addApp("app", 1, 128)

@@ -41,6 +41,13 @@ const (
 	ReasonMemoryLimit Reason = "REASON_CONTAINER_LIMITATION_MEMORY"
 	// ReasonPreempted marks a task its agent evicted.
 	ReasonPreempted Reason = "REASON_CONTAINER_PREEMPTED"
+	// ReasonTaskUnknown marks a task the engine launched and then found no
+	// trace of (Mesos's "task is unknown"): the Kubernetes engine's pod that
+	// the API server says is not there while the engine never saw it, so
+	// neither whether nor how it ran is known (its creation's answer lost
+	// and the pod never made, or the pod made, run and deleted while the
+	// engine could not watch the API server).
+	ReasonTaskUnknown Reason = "REASON_TASK_UNKNOWN"
 	// ReasonKilledDuringLaunch marks a task killed before it started.
 	ReasonKilledDuringLaunch Reason = "REASON_TASK_KILLED_DURING_LAUNCH"
 	// ReasonMaxCompletionTime marks a task that ran past its deadline.

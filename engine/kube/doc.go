@@ -17,9 +17,11 @@
 // token (reports.go); the pod's phase and its Warning events are the
 // fallback (status.go, events.go). A finished task's pod is deleted once
 // its end is committed (release.go), its log tail kept (tails.go). A launch
-// again after a creation whose answer was lost adopts the pod it made
-// (adopt.go); a task on a node that left is lost only with its pod, which
-// is deleted after the pod GC's quarantine (nodegc.go).
+// again after a roll-back adopts the pods it made (adopt.go); a creation
+// whose answer was lost leaves its launch STAGING (engine.ErrOutcomeUnknown),
+// and the API server is asked whether a pod not shown by the informer is
+// there (unseen.go); a task on a node that left is lost only with its pod,
+// which is deleted after the pod GC's quarantine (nodegc.go).
 //
 // Namespaces: each scheduler namespace's pods live in a Kubernetes
 // namespace of its own or the default one; a missing namespace or a full

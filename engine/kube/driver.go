@@ -166,9 +166,14 @@ func (e *Engine) Kill(ctx context.Context, taskID, _ string) error {
 	err := e.cfg.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if apierrors.IsNotFound(err) {
 		e.mu.Lock()
-		if t == nil && !e.finished.Has(taskID) {
+		switch {
+		case t == nil && !e.finished.Has(taskID):
 			st := engine.Status{TaskID: taskID, State: tstate.Killed, Source: tstate.SourceMaster, Message: "killed: it had no pod", Timestamp: e.clock.Now()}
 			e.post(func(ctx context.Context, h engine.Handler) { h.UpdateAsync(ctx, st, func(bool) {}) })
+		case t != nil && t.obj == nil && !t.deleted && (t.created || t.unsure) && e.tasks[taskID] == t:
+			// Launched by this engine, never shown by the informer, and not there: no
+			// event will ever end it (unseen.go); a pod of it that shows up yet is deleted.
+			t.absent, t.deleted, t.created, t.dirty = true, true, false, true
 		}
 		e.mu.Unlock()
 		e.wake()

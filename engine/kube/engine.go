@@ -313,6 +313,9 @@ func (e *Engine) step() (calls []call, next time.Time) {
 	if releaseNext := e.releaseHeld(now); !releaseNext.IsZero() && (next.IsZero() || releaseNext.Before(next)) {
 		next = releaseNext
 	}
+	if probeNext := e.probeUnseen(now); !probeNext.IsZero() && (next.IsZero() || probeNext.Before(next)) {
+		next = probeNext
+	}
 	offerCalls, offerNext := e.offers.reoffer(now, e.nodes, e.nodeNames(), e.frees())
 	calls = append(calls, offerCalls...)
 	if !offerNext.IsZero() && (next.IsZero() || offerNext.Before(next)) {

@@ -158,6 +158,9 @@ func (e *Engine) onPod(obj any) {
 		delete(e.usage, key)
 	}
 	if id := e.pods.ours(p); id != "" {
+		if e.late(id) && p.DeletionTimestamp == nil {
+			go e.deleteLate(id, p)
+		}
 		e.tasks.seen(id, p, &e.finished)
 	}
 	e.mu.Unlock()

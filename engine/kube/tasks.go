@@ -21,6 +21,10 @@ type task struct {
 	images                map[string]string // container → image
 	obj                   *corev1.Pod       // the pod as the informer last showed it (nil: not yet)
 	created               bool              // created by this engine and not yet shown by the informer
+	unsure                bool              // its creation's answer was lost: its pod may or may not exist (unseen.go)
+	absent                bool              // never shown by the informer, and the API server says its pod is not there
+	probeAt               time.Time         // when the API server is asked whether its unseen pod exists (zero: not due)
+	probeGap              time.Duration     // the wait before asking again after a failed ask
 	req                   res               // its requests while created
 	running               *engine.ExecutorReport
 	final                 *engine.ExecutorReport
@@ -202,6 +206,8 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 	case t.nodeLost && t.deleted: // its pod gone after its node (nodegc.go)
 		return set(phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonAgentRemoved,
 			message: "node " + t.node + " left the cluster and its pod was deleted"})
+	case t.deleted && t.killing && t.absent:
+		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod " + t.pod + " was not there"})
 	case t.deleted && t.killing:
 		return set(phaseStatus{state: tstate.Killed, source: tstate.SourceMaster, message: "killed: its pod was deleted"})
 	case t.deleted:
@@ -212,9 +218,17 @@ func (t *task) derive(now time.Time) (engine.Status, bool) {
 	return st, false
 }
 
-// stoppedFromOutside is the state of a task whose pod someone else ended: LOST, so that
+// stoppedFromOutside is the state of a task whose pod someone else ended, or which the API
+// server says has no pod though the informer never showed one (absent): LOST, so that
 // failover runs it again.
 func (t *task) stoppedFromOutside() phaseStatus {
+	if t.absent {
+		msg := "its pod " + t.pod + " vanished: created, then deleted before the engine saw it (while it could not watch the API server), so how it ran is not known"
+		if t.unsure {
+			msg = "the answer to its pod's creation was lost and its pod " + t.pod + " is not there: it was never created, or it vanished (deleted before the engine saw it)"
+		}
+		return phaseStatus{state: tstate.Lost, source: tstate.SourceMaster, reason: tstate.ReasonTaskUnknown, message: msg}
+	}
 	if t.obj != nil && t.obj.Status.Reason == "DeadlineExceeded" {
 		return failedPod(t.obj, t.memMB)
 	}
