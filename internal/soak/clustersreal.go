@@ -34,17 +34,19 @@ func (c ClustersReal) Sizes() Sizes { return (&Kube{}).Sizes() }
 func (c ClustersReal) Settle() time.Duration { return 30 * time.Second }
 
 // Pinned: a third of the jobs name the kube cluster, a sixth the real
-// Mesos one, each with local after it (where they run while their
-// cluster is lost, cut off or drained); the others run where their
-// namespace says, mostly on remote. Without it the real clusters would
-// run only the few jobs the workload moves there and the namespace's
-// moves.
+// Mesos one and a sixth kwok's, each with local after it (where they run
+// while their cluster is lost, cut off or drained); the others run where
+// their namespace says, mostly on remote. Without it the real clusters
+// and kwok's would run only the few jobs the workload moves there and the
+// namespace's moves, and a kwok node would seldom go with runs on it.
 func (c ClustersReal) Pinned(i int) []string {
 	switch i % 6 {
 	case 1, 4:
 		return []string{ClusterKube, ClusterLocal}
 	case 3:
 		return []string{ClusterReal, ClusterLocal}
+	case 5:
+		return []string{ClusterKwok, ClusterLocal}
 	}
 	return nil
 }

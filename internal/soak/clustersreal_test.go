@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,6 +145,7 @@ func TestKwokLosesANodeWithItsRuns(t *testing.T) {
 		pod("daemon", "kwok-0", jobs.Daemon, corev1.PodRunning), pod("other", "kwok-1", jobs.Transient, corev1.PodRunning)}
 	now := []runtime.Object{&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-0", Labels: map[string]string{"type": "kwok"}}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-1", Labels: map[string]string{"type": "kwok"}}},
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "kwok-1", Namespace: nodeLeaseNS}},
 		seen[0], pod("ended", "kwok-0", jobs.Transient, corev1.PodSucceeded), seen[2], seen[3],
 		pod("unseen", "kwok-0", jobs.Transient, corev1.PodRunning), pod("pending", "kwok-0", jobs.Transient, corev1.PodPending)}
 	kwok := &proc{name: "kwok", bin: "sleep", args: []string{"60"}, log: filepath.Join(dir, "kwok.log")}
@@ -157,13 +159,17 @@ func TestKwokLosesANodeWithItsRuns(t *testing.T) {
 	}
 	name, err := k.loseNode(context.Background(), rand.New(rand.NewPCG(1, 2)))
 	if err != nil || name != "kwok-0" {
-		t.Fatalf("lost %q, %v; want kwok-0 (the seed's draw)", name, err)
+		t.Fatalf("lost %q, %v; want kwok-0 (running the most task pods)", name, err)
 	}
 	if !kwok.running() {
 		t.Error("kwok not started again")
 	}
 	if _, err := k.cs.CoreV1().Nodes().Get(context.Background(), "kwok-0", metav1.GetOptions{}); err == nil {
 		t.Error("the node lost is still there")
+	}
+	// the new kwok process must take the node left: its lease, the dead one's, goes
+	if _, err := k.cs.CoordinationV1().Leases(nodeLeaseNS).Get(context.Background(), "kwok-1", metav1.GetOptions{}); err == nil {
+		t.Error("the lease of the node left is still there: the new kwok would not play it")
 	}
 	k.observe(pod("going", "kwok-0", jobs.Transient, corev1.PodRunning), true) // the pod GC's deletion
 	if err := w.Close(); err != nil {
@@ -188,7 +194,8 @@ func TestKwokLosesANodeWithItsRuns(t *testing.T) {
 }
 
 // A third of clusters-real's jobs start on the real Kubernetes, a sixth
-// on the real Mesos, each with the embedded engine after it.
+// on the real Mesos and a sixth on kwok's, each with the embedded engine
+// after it.
 func TestClustersRealPinsJobs(t *testing.T) {
 	c := ClustersReal{&Clusters{MesosHome: "/m", KubeHome: "/k"}}
 	n := map[string]int{}
@@ -203,7 +210,7 @@ func TestClustersRealPinsJobs(t *testing.T) {
 		}
 		n[to[0]]++
 	}
-	if n[ClusterKube] != 10 || n[ClusterReal] != 5 || n[""] != 15 {
-		t.Errorf("pinned %v, want 10 on kube, 5 on real, 15 on none", n)
+	if n[ClusterKube] != 10 || n[ClusterReal] != 5 || n[ClusterKwok] != 5 || n[""] != 10 {
+		t.Errorf("pinned %v, want 10 on kube, 5 on real, 5 on kwok, 10 on none", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -373,8 +374,10 @@ func podTaskData(p *corev1.Pod) []byte {
 // the node object is deleted, as the cloud's node controller deletes a
 // vanished machine's; and kwok starts again, playing the nodes left. The
 // node's pods stay bound to it, never played again, until the Kubernetes
-// engine deletes them after its pod GC's quarantine (NodeGone). One node
-// at least is left.
+// engine deletes them after its pod GC's quarantine (NodeGone). The node
+// is drawn among those running the most task pods (the engine fills one
+// node before the next: an idle one's loss would take no run along); one
+// node at least is left.
 func (k *kwokCluster) loseNode(ctx context.Context, rng *rand.Rand) (string, error) {
 	l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
 	if err != nil {
@@ -383,9 +386,25 @@ func (k *kwokCluster) loseNode(ctx context.Context, rng *rand.Rand) (string, err
 	if len(l.Items) < 2 {
 		return "", fmt.Errorf("soak: kwok: %d node(s): none to lose", len(l.Items))
 	}
-	names := make([]string, 0, len(l.Items))
+	running := map[string]int{}
 	for _, n := range l.Items {
-		names = append(names, n.Name)
+		running[n.Name] = 0
+	}
+	all, err := k.cs.CoreV1().Pods(kubeNS).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
+	if err != nil {
+		return "", fmt.Errorf("soak: kwok: %w", err)
+	}
+	for _, p := range all.Items {
+		if _, ok := running[p.Spec.NodeName]; ok && p.Status.Phase == corev1.PodRunning {
+			running[p.Spec.NodeName]++
+		}
+	}
+	most := slices.Max(slices.Collect(maps.Values(running)))
+	var names []string
+	for n, c := range running {
+		if c == most {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	name := names[rng.IntN(len(names))]
@@ -403,7 +422,28 @@ func (k *kwokCluster) loseNode(ctx context.Context, rng *rand.Rand) (string, err
 		}
 		return nil
 	}()
-	return name, errors.Join(err, k.kwok.start())
+	return name, errors.Join(err, k.restartKwok(ctx))
+}
+
+// nodeLeaseNS is where the node leases are.
+const nodeLeaseNS = "kube-node-lease"
+
+// restartKwok starts kwok again on the nodes' leases deleted. Each kwok
+// process holds a node's lease under an identity of its own and plays
+// only the pods of the nodes whose lease it holds: a new process would
+// leave every node the dead one held alone until its lease expired (an
+// hour), their pods never run.
+func (k *kwokCluster) restartKwok(ctx context.Context) error {
+	l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	for _, n := range l.Items {
+		if err := k.cs.CoordinationV1().Leases(nodeLeaseNS).Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("soak: kwok: the lease of %s: %w", n.Name, err)
+		}
+	}
+	return k.kwok.start()
 }
 
 // loseRuns records the runs of node's pods as they were when it went:
@@ -439,7 +479,7 @@ func (k *kwokCluster) replaceNode(ctx context.Context) error {
 // failed).
 func (k *kwokCluster) restore(ctx context.Context) error {
 	if !k.kwok.running() {
-		if err := k.kwok.start(); err != nil {
+		if err := k.restartKwok(ctx); err != nil {
 			return err
 		}
 	}
