@@ -28,6 +28,7 @@ type runSpec struct {
 	param     string
 	failedEnd bool
 	nominal   float64 // the cron instant the execution serves (0: none recorded)
+	state     string  // the end's state ("": TASK_FINISHED, or TASK_FAILED with failedEnd)
 }
 
 func logOf(specs ...runSpec) []runlog.Line {
@@ -52,6 +53,9 @@ func logOf(specs ...runSpec) []runlog.Line {
 			st := "TASK_FINISHED"
 			if s.failedEnd {
 				st = "TASK_FAILED"
+			}
+			if s.state != "" {
+				st = s.state
 			}
 			out = append(out, runlog.Line{Ev: runlog.End, At: at(s.start + d), Task: s.task, State: st})
 		}
@@ -1117,5 +1121,89 @@ func TestCheckHistoryNamesTheInstant(t *testing.T) {
 		if rep := Check(in); rep.ByKind()[HistoryWrong] != 1 {
 			t.Errorf("jd served 8 s, history says %v: %v", wrong, rep.Anomalies)
 		}
+	}
+}
+
+// A kwok node gone with its runs (node-gone): a run on it ended as it went (TASK_LOST), but
+// the scheduler holds its task running until the engine's pod GC deletes its pod, 40 s on:
+// the fires meanwhile collapse into it, the first fire past the bound is expected again,
+// the heal counts from then, and history must say the run failed.
+func TestCheckRunLostWithItsNode(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(80), Cron: "*/2 * * * * ?"}}}
+	runs := []runSpec{{task: "ja", job: "j", queued: 2, start: 2.01, dur: 0.6, state: "TASK_LOST"}} // ended 2.61
+	for i, f := range []float64{48, 50, 52} {
+		runs = append(runs, runSpec{task: "jr" + string(rune('a'+i)), job: "j", queued: f, start: f + 0.01})
+	}
+	gone := Fault{Kind: NodeGone, Start: at(2.6), End: at(9), Detail: "cluster kwok (node kwok-1)"}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(54), Faults: []Fault{gone},
+		History: map[string][]Outcome{"ja": {{}}, "jra": {{Success: true}}, "jrb": {{Success: true}}, "jrc": {{Success: true}}}, HistoryAt: at(80)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("fires 4-48 s, while the run lost with its node counted as running until 47.6: %v", rep.Anomalies)
+	}
+	in.History["ja"] = []Outcome{{Success: true}}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("a run lost with its node a success in history: %d history-outcome, want 1", got)
+	}
+	in.History["ja"] = []Outcome{{}}
+	in.Runs = logOf(append(runs[:2:2], runs[3:]...)...) // the 50 s fire did not run
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("the fire at 50 s, past the bound and its slack, did not run: %d lost-fire, want 1", got)
+	}
+	in.Runs = logOf(runs[0])
+	if got := Check(in).ByKind()[NoFireAfter]; got != 1 {
+		t.Errorf("no fire after the tasks of the node gone counted lost: %d no-fire-after-heal, want 1", got)
+	}
+	in.Runs = logOf(runs...)
+	for _, other := range []Fault{{Kind: NodeGone, Start: at(2.7), End: at(9)}, {Kind: "leader-cut-from-apiserver", Start: at(2.6), End: at(9), Detail: "cluster kwok"}} {
+		in.Faults = []Fault{other} // the run ended before the node went; a cut: its end heard at the heal
+		if got := Check(in).ByKind()[LostFire]; got == 0 {
+			t.Errorf("%s from %s: fires 4-46 s lost, yet no lost-fire", other.Kind, other.Start.Sub(t0))
+		}
+	}
+	// the pods' deletion waits for the cluster's API server, down from 30 to 55 s: the
+	// fires collapse until it is back (a cut from another cluster's does not hold it)
+	late := append(runs[:1:1], runSpec{task: "jl", job: "j", queued: 58, start: 58.01})
+	in.Runs, in.End = logOf(late...), at(60)
+	delete(in.History, "jra")
+	for _, c := range []struct {
+		detail string
+		lost   bool
+	}{{"cluster kwok (kube-apiserver)", false}, {"cluster kube (kube-apiserver)", true}} {
+		in.Faults = []Fault{gone, {Kind: "apiserver-stopped", Start: at(30), End: at(55), Detail: c.detail}}
+		if got := Check(in).ByKind()[LostFire] > 0; got != c.lost {
+			t.Errorf("the API server of %q down: lost-fire %v, want %v (%v)", c.detail, got, c.lost, Check(in).Anomalies)
+		}
+	}
+}
+
+// A launch whose pod never started on a node that went (node-gone) runs again as FAILOVER
+// only once the pod GC deleted its pod: its relaunch may stand for its fire a minute after
+// that, not only a minute after the fire.
+func TestCheckRelaunchAfterANodeGone(t *testing.T) {
+	j := every2("j", false)
+	runs := []runSpec{{task: "ja", job: "j", queued: 2, start: 2.01}, {task: "jc", job: "j", queued: 6, start: 6.01},
+		{task: "jd", job: "j", queued: 8, start: 8.01}, {task: "jf", job: "j", queued: 4, start: 70, source: "FAILOVER", nominal: 4}}
+	in := Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(10), Faults: []Fault{{Kind: NodeGone, Start: at(4.5), End: at(7), Detail: "cluster kwok (node kwok-0)"}}}
+	if rep := Check(in); rep.ByKind()[LostFire] != 0 {
+		t.Errorf("the fire of 4 s relaunched at 70 s, within a minute of its pod's deletion (49.5 s): %v", rep.Anomalies)
+	}
+	in.Faults[0].Kind = AgentKilled
+	if got := Check(in).ByKind()[LostFire]; got != 1 {
+		t.Errorf("relaunched 66 s after its fire without a node gone: %d lost-fire, want 1", got)
+	}
+	// the scheduler held the never-started task until its pod was deleted: the fires meanwhile
+	// collapsed into it, and the heal counts from then
+	j.Windows[0].To = at(60)
+	runs = []runSpec{{task: "ja", job: "j", queued: 2, start: 2.01}, {task: "jf", job: "j", queued: 4, start: 50, source: "FAILOVER", nominal: 4}}
+	for i, f := range []float64{52, 54, 56, 58} {
+		runs = append(runs, runSpec{task: "jr" + string(rune('a'+i)), job: "j", queued: f, start: f + 0.01})
+	}
+	in = Input{Runs: logOf(runs...), Jobs: []Job{j}, End: at(60), Faults: []Fault{{Kind: NodeGone, Start: at(4.5), End: at(7), Detail: "cluster kwok (node kwok-0)"}}}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("the job held until its pod's deletion (49.5 s), relaunched at 50 s: %v", rep.Anomalies)
+	}
+	in.Faults[0].Kind = "leader-cut-from-apiserver"
+	if got := Check(in).ByKind()[NoFireAfter]; got != 1 {
+		t.Errorf("after a cut healed at 7 s the job must fire by 13 s: %d no-fire-after-heal, want 1", got)
 	}
 }

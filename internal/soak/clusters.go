@@ -48,11 +48,35 @@ const (
 // clustersUnreachable is the shape's task_unreachable_timeout. The remote
 // cluster is lost for up to half as long again, so some losses end before
 // it (the cluster back, its tasks reconciled) and some after (its tasks
-// counted lost, the shards failed over to the other cluster). A cut is
-// always shorter: a run that finished while the scheduler was cut from
-// its cluster is heard of as finished once the link is back, where one
-// counted lost first would be failed in history although it ran.
+// counted lost, the shards failed over to the other cluster). A cut
+// (maxCut) always heals in time for the scheduler to subscribe again and
+// reconcile within it: a run that finished while the scheduler was cut
+// from its cluster is heard of as finished once the link is back, where
+// one counted lost first would be failed in history although it ran.
 const clustersUnreachable = 10 * time.Second
+
+// maxCut is the longest cut from a Mesos cluster. The cut is not the
+// scheduler's outage: the client subscribes again only at its next
+// retry after the heal (resubscribedBy), 6.3 s at the latest after a cut
+// of up to 3.15 s, but up to 12.7 s, past clustersUnreachable, after one
+// of 6 s. The rest of the bound is the reconciliation's.
+const maxCut = 3 * time.Second
+
+// resubscribedBy is the latest the Mesos client subscribes again after
+// its stream was cut for hold (every attempt meanwhile refused at once):
+// it retries after jittered waits in [d/2, d], d doubling from lo up to hi
+// (engine/mesos), so its k-th retry comes between the sums of the first k
+// halves and of the first k d's, and the first retry whose earliest time
+// is past the heal comes by its latest.
+func resubscribedBy(hold, lo, hi time.Duration) time.Duration {
+	var earliest, latest time.Duration
+	for d := max(lo, time.Millisecond); ; d = min(2*d, hi) {
+		earliest, latest = earliest+d/2, latest+d
+		if earliest >= hold {
+			return latest
+		}
+	}
+}
 
 // kubeLostAfter is the Kubernetes clusters' lost_after. Their losses are
 // their API servers' (stopped, or cut from the scheduler): the pods go on
@@ -60,6 +84,13 @@ const clustersUnreachable = 10 * time.Second
 // their tasks lost, and a stopped API server's restart (start.sh, on a
 // loaded machine) may take longer than a hold.
 const kubeLostAfter = time.Minute
+
+// realLostAfter is the real Mesos cluster's lost_after. Its loss is its
+// master's (killed, then restarted): the agent and its executors go on,
+// and the master's restart followed by the client's next retry
+// (resubscribedBy) may outlast task_unreachable_timeout, which would
+// count lost a run that ended meanwhile.
+const realLostAfter = time.Minute
 
 // Clusters is the many-cluster shape: one scheduler (its embedded store
 // and history) on two clusters at once, its embedded engine (local, whose
@@ -202,7 +233,7 @@ func (c *Clusters) Start(ctx context.Context) error {
 		if err := c.startReal(ctx); err != nil {
 			return err
 		}
-		doc += fmt.Sprintf("  - {name: %s, engine: mesos, mesos_url: %q}\n", ClusterReal, "http://"+c.toReal.addr())
+		doc += fmt.Sprintf("  - {name: %s, engine: mesos, mesos_url: %q, lost_after: %s}\n", ClusterReal, "http://"+c.toReal.addr(), realLostAfter)
 	}
 	var kubeArgs []string
 	if c.KubeHome != "" {
@@ -345,7 +376,7 @@ func (c *Clusters) Faults() []FaultKind {
 				return c.awaitClusters(ctx, time.Minute)
 			}, "cluster " + ClusterRemote + " (mesos-local)", nil
 		}},
-		{Name: "leader-cut-from-master", MinHold: 2 * time.Second, MaxHold: clustersUnreachable - 2*time.Second, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+		{Name: "leader-cut-from-master", MinHold: time.Second, MaxHold: maxCut, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
 			c.toMesos.set(true, 0)
 			return func(context.Context) error { c.toMesos.set(false, 0); return nil }, "cluster " + ClusterRemote, nil
 		}},

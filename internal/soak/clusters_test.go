@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejcloud/elasticjob/engine/mesos"
 )
 
 // On a shape of several clusters a change may move its job: an update
@@ -84,15 +86,17 @@ func TestChangeMovesNothingOnOneCluster(t *testing.T) {
 }
 
 // The clusters shape's faults: the remote cluster lost for longer than
-// task_unreachable_timeout at most, and cut off for shorter at most.
+// task_unreachable_timeout at most, and cut off for short enough that the
+// client's backoff subscribes again well within it.
 func TestClustersFaults(t *testing.T) {
 	var names []string
 	for _, k := range (&Clusters{}).Faults() {
 		names = append(names, k.Name)
 		switch k.Name {
 		case "leader-cut-from-master":
-			if k.MaxHold >= clustersUnreachable {
-				t.Errorf("a cut held up to %s, not under task_unreachable_timeout %s", k.MaxHold, clustersUnreachable)
+			// the rest of the bound is the reconciliation's, on a loaded machine
+			if by := resubscribedBy(k.MaxHold, mesos.DefaultBackoffMin, mesos.DefaultBackoffMax); by > clustersUnreachable-3*time.Second {
+				t.Errorf("a cut held up to %s is subscribed again by %s: not 3 s under task_unreachable_timeout %s", k.MaxHold, by, clustersUnreachable)
 			}
 		case "agents-killed":
 			if k.MaxHold <= clustersUnreachable {
@@ -103,6 +107,24 @@ func TestClustersFaults(t *testing.T) {
 	want := []string{"agents-killed", "leader-cut-from-master", ClusterDrained, NamespaceMoved}
 	if !slices.Equal(names, want) {
 		t.Errorf("faults %v, want %v", names, want)
+	}
+}
+
+// The latest re-subscription after a cut: the first retry surely after
+// the heal, at its latest. The 6 s cut that outlasted the bound came back
+// by 12.7 s.
+func TestResubscribedBy(t *testing.T) {
+	for _, c := range []struct{ hold, want time.Duration }{
+		{0, 100 * time.Millisecond},
+		{time.Second, 3100 * time.Millisecond},
+		{3 * time.Second, 6300 * time.Millisecond},
+		{3150 * time.Millisecond, 6300 * time.Millisecond},
+		{6 * time.Second, 12700 * time.Millisecond},
+		{11 * time.Second, 22700 * time.Millisecond}, // the waits capped at 10 s
+	} {
+		if got := resubscribedBy(c.hold, mesos.DefaultBackoffMin, mesos.DefaultBackoffMax); got != c.want {
+			t.Errorf("after a cut of %s: by %s, want %s", c.hold, got, c.want)
+		}
 	}
 }
 
@@ -123,6 +145,11 @@ func TestClustersWithARealCluster(t *testing.T) {
 	kinds := three.Faults()
 	if last := kinds[len(kinds)-1].Name; len(kinds) != 5 || last != MasterKilled {
 		t.Errorf("%d faults, the last %s; want 5, the last %s", len(kinds), last, MasterKilled)
+	}
+	// the master's kill, its restart (10 s on a loaded machine) and the
+	// client's next retry stay under the real cluster's own bound
+	if by := resubscribedBy(kinds[len(kinds)-1].MaxHold+10*time.Second, mesos.DefaultBackoffMin, mesos.DefaultBackoffMax); by >= realLostAfter {
+		t.Errorf("a master killed for %s is subscribed to again by %s, past lost_after %s", kinds[len(kinds)-1].MaxHold, by, realLostAfter)
 	}
 	if err := three.startReal(context.Background()); err == nil || !strings.Contains(err.Error(), "no Mesos build at /nowhere (-mesos-home)") {
 		t.Errorf("a missing build: %v", err)

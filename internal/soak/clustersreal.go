@@ -34,17 +34,19 @@ func (c ClustersReal) Sizes() Sizes { return (&Kube{}).Sizes() }
 func (c ClustersReal) Settle() time.Duration { return 30 * time.Second }
 
 // Pinned: a third of the jobs name the kube cluster, a sixth the real
-// Mesos one, each with local after it (where they run while their
-// cluster is lost, cut off or drained); the others run where their
-// namespace says, mostly on remote. Without it the real clusters would
-// run only the few jobs the workload moves there and the namespace's
-// moves.
+// Mesos one and a sixth kwok's, each with local after it (where they run
+// while their cluster is lost, cut off or drained); the others run where
+// their namespace says, mostly on remote. Without it the real clusters
+// and kwok's would run only the few jobs the workload moves there and the
+// namespace's moves, and a kwok node would seldom go with runs on it.
 func (c ClustersReal) Pinned(i int) []string {
 	switch i % 6 {
 	case 1, 4:
 		return []string{ClusterKube, ClusterLocal}
 	case 3:
 		return []string{ClusterReal, ClusterLocal}
+	case 5:
+		return []string{ClusterKwok, ClusterLocal}
 	}
 	return nil
 }
@@ -119,7 +121,9 @@ func (c *Clusters) proxiedKubeconfig(admin, addr, name string, link **proxy) (st
 // kubeFaults are the Kubernetes clusters' faults: an API server stopped
 // (kill -9; the real one started again by start.sh), the scheduler cut
 // from one. Both are held under task_unreachable_timeout, as a cut from
-// a Mesos cluster is; lost_after (kubeLostAfter) covers the restart.
+// a Mesos cluster is; lost_after (kubeLostAfter) covers the restart. And
+// a kwok node gone with its runs (NodeGone), a new one in its place once
+// healed: the engine's pod GC ends the tasks left on it.
 func (c *Clusters) kubeFaults() []FaultKind {
 	pick := func(rng *rand.Rand) string { return []string{ClusterKube, ClusterKwok}[rng.IntN(2)] }
 	return []FaultKind{
@@ -143,6 +147,13 @@ func (c *Clusters) kubeFaults() []FaultKind {
 			link.set(true, 0)
 			return func(context.Context) error { link.set(false, 0); return nil }, "cluster " + name, nil
 		}},
+		{Name: NodeGone, MinHold: 2 * time.Second, MaxHold: 10 * time.Second, Inject: func(ctx context.Context, rng *rand.Rand) (func(context.Context) error, string, error) {
+			node, err := c.kwok.loseNode(ctx, rng)
+			if err != nil {
+				return nil, "", err
+			}
+			return c.kwok.replaceNode, "cluster " + ClusterKwok + " (node " + node + ")", nil
+		}},
 	}
 }
 
@@ -159,6 +170,9 @@ func (c *Clusters) healKube(ctx context.Context) error {
 	}
 	if c.kwok != nil && c.kwok.api != nil {
 		errs = append(errs, c.kwok.startAPI(ctx))
+	}
+	if c.kwok != nil && c.kwok.kwok != nil {
+		errs = append(errs, c.kwok.restore(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -186,6 +186,20 @@ var expectRules = []expectRule{
 		e.relaunchBy = e.at.Add(relaunchWithin)
 		return true
 	}},
+	// A task whose node went with its runs (NodeGone) before it started is lost only once the
+	// engine deleted its pod after the pod GC's quarantine, then runs again as FAILOVER as
+	// any lost task does: a fire launched before the node went may be stood for by that
+	// relaunch, within relaunchWithin of the loss.
+	{"node-gone-relaunch", func(e *expect, env expectEnv) bool {
+		applied := false
+		for _, x := range env.faults {
+			if x.Kind == NodeGone && !e.at.After(x.Start.Add(env.slack)) && e.relaunchBy.After(x.Start) {
+				e.relaunchBy = maxTime(e.relaunchBy, nodeGoneUntil(x, env.faults).Add(relaunchWithin))
+				applied = true
+			}
+		}
+		return applied
+	}},
 	// misfire=false: the execution a fire collapsed into may itself never have started and run
 	// as a FAILOVER relaunch long after: on Kubernetes a launch whose pod never started (the API
 	// server down, then its node lost) is lost only when its pod is gone, 40 s after its node left

@@ -16,6 +16,7 @@ func TestExpectationRules(t *testing.T) {
 	quorumResumed.resumed = at(9)
 	held := Fault{Kind: "kill-leader", Start: at(3.5), End: at(3.6), held: at(3.5).Add(EtcdCommitHold)}
 	pause := Fault{Kind: "pause-leader", Start: at(3.5), End: at(6.5)}
+	gone := Fault{Kind: NodeGone, Start: at(4.5), End: at(6), Detail: "cluster kwok (node kwok-0)"}
 	changed := every2("j", false)
 	changed.Windows = []Window{{From: at(0), To: at(5), Closing: at(5.2), Cron: "*/2 * * * * ?"}, {From: at(5.3), To: at(10), Cron: "*/2 * * * * ?"}}
 	changedOn := changed
@@ -56,6 +57,10 @@ func TestExpectationRules(t *testing.T) {
 		{"failover-relaunch", every2("j", false), env(), 4, true, func(e expect) bool {
 			return e.may(Relaunch) && e.relaunchBy.Equal(at(64))
 		}},
+		{"node-gone-relaunch", every2("j", false), env(gone), 4, true, func(e expect) bool {
+			return e.relaunchBy.Equal(at(4.5).Add(nodeGoneBound + relaunchWithin))
+		}},
+		{"node-gone-relaunch", every2("j", false), env(gone), 8, false, func(e expect) bool { return e.relaunchBy.Equal(at(68)) }},
 		{"collapse-into-relaunch", every2("j", false), env(), 4, true, func(e expect) bool { return e.heldRelaunchBy.Equal(at(184)) }},
 		{"collapse-into-relaunch", every2("j", true), env(), 4, false, func(e expect) bool { return e.heldRelaunchBy.IsZero() }},
 		{"lost-before-start", every2("j", true), env(), 4, true, func(e expect) bool { return e.may(LostBeforeStart) }},

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -45,9 +46,55 @@ func seenRunningUntil(r run, faults []Fault) time.Time {
 			until = maxTime(until, f.End.Add(maxLossStall))
 		case engineAway(f.Kind) && !f.Start.After(r.end.Add(updateLag)) && !r.end.After(f.End):
 			until = maxTime(until, f.End.Add(engineResendLag))
+		case lostWithNode(r, f):
+			until = maxTime(until, nodeGoneUntil(f, faults))
 		}
 	}
 	return until
+}
+
+// NodeGone is the loss of a Kubernetes node with its runs (the clusters-real shape's kwok
+// cluster: kwokCluster.loseNode): each run on it is recorded as ended TASK_LOST as the node
+// goes, and its pods stay bound to it, never ended, until the Kubernetes engine deletes them
+// after its pod GC's quarantine: only then are their tasks lost to the scheduler.
+const NodeGone = "node-gone"
+
+// podGCQuarantine is engine/kube's: how long a task's pod may stay on a node that is gone
+// before the engine deletes it.
+const podGCQuarantine = 40 * time.Second
+
+// nodeGoneBound is how long after a node went with its runs the scheduler may hold their
+// tasks running: the pod GC's quarantine, then the pods' deletion and the informer's news
+// of it, on a loaded machine.
+const nodeGoneBound = podGCQuarantine + 5*time.Second
+
+// lostWithNode: the run ended as its node went (NodeGone).
+func lostWithNode(r run, f Fault) bool {
+	return f.Kind == NodeGone && r.state == "TASK_LOST" && within(r.end, f.Start, f.End)
+}
+
+// nodeGoneUntil is until when the tasks of the node that fault f took away may count as
+// running: nodeGoneBound after it, or, when the scheduler or the pod GC lost their cluster's
+// API server meanwhile (stopped, or cut from the scheduler), until it was back.
+func nodeGoneUntil(f Fault, faults []Fault) time.Time {
+	until := f.Start.Add(nodeGoneBound)
+	for _, x := range faults {
+		if engineAway(x.Kind) && faultCluster(x) == faultCluster(f) && x.Start.Before(until) && x.End.After(f.Start) {
+			until = maxTime(until, x.End.Add(engineResendLag))
+		}
+	}
+	return until
+}
+
+// faultCluster is the cluster a fault of the clusters shapes names first in its detail
+// ("cluster NAME …"; "": none).
+func faultCluster(f Fault) string {
+	rest, ok := strings.CutPrefix(f.Detail, "cluster ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	return name
 }
 
 // engineResendLag bounds how long after the engine is back for the leader

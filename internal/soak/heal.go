@@ -22,6 +22,9 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run, expected map[stri
 		if f.Kind == AgentLost { // its tasks count as running until they are counted lost
 			healed = maxTime(healed, f.Start.Add(UnreachableBound))
 		}
+		if f.Kind == NodeGone { // its tasks count as running until their pods are deleted
+			healed = maxTime(healed, nodeGoneUntil(f, in.Faults))
+		}
 	}
 	if healed.IsZero() {
 		return

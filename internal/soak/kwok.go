@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +57,10 @@ type kwokCluster struct {
 	w          *runlog.Writer
 	stopRecord context.CancelFunc
 	recorded   sync.WaitGroup
+	seq        int // the nodes made so far (the next one's name)
+
+	mu   sync.Mutex         // guards runs: the recorder's and loseNode's
+	runs map[string]*podRun // by task id
 }
 
 func (k *kwokCluster) start(ctx context.Context) error {
@@ -140,12 +147,18 @@ func (k *kwokCluster) start(ctx context.Context) error {
 	if err := k.kwok.start(); err != nil {
 		return err
 	}
-	if err := k.addNodes(ctx, time.Minute); err != nil {
+	for range max(1, k.nodes) {
+		if err := k.addNode(ctx); err != nil {
+			return err
+		}
+	}
+	if err := k.awaitNodes(ctx, time.Minute); err != nil {
 		return err
 	}
 	if k.w, err = runlog.Open(k.runLog); err != nil {
 		return err
 	}
+	k.runs = map[string]*podRun{}
 	rctx, cancel := context.WithCancel(context.Background())
 	k.stopRecord = cancel
 	k.recorded.Add(1)
@@ -193,20 +206,26 @@ func (k *kwokCluster) awaitAPI(ctx context.Context, bound time.Duration) error {
 	return fmt.Errorf("soak: kwok: kube-apiserver not ready within %s: %v", bound, last)
 }
 
-// addNodes creates the kwok nodes (4 CPUs, 8 GiB each), waits until kwok
-// made every one Ready, and lifts the not-ready taint the API server gave
-// them (the node lifecycle controller's part).
-func (k *kwokCluster) addNodes(ctx context.Context, bound time.Duration) error {
+// addNode creates the next kwok node (4 CPUs, 8 GiB), named kwok-N: a
+// node lost is replaced by a new one, as a machine is, never brought back
+// under its name.
+func (k *kwokCluster) addNode(ctx context.Context) error {
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	for i := range max(1, k.nodes) {
-		name := "kwok-" + strconv.Itoa(i)
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwoksim.NodeAnnotation: "fake"},
-			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name}}, Status: corev1.NodeStatus{Allocatable: res, Capacity: res}}
-		if _, err := k.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("soak: kwok: node %s: %w", name, err)
-		}
+	name := "kwok-" + strconv.Itoa(k.seq)
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwoksim.NodeAnnotation: "fake"},
+		Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name}}, Status: corev1.NodeStatus{Allocatable: res, Capacity: res}}
+	if _, err := k.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("soak: kwok: node %s: %w", name, err)
 	}
+	k.seq++
+	return nil
+}
+
+// awaitNodes waits until kwok made the cluster's nodes Ready and lifts
+// the not-ready taint the API server gave them (the node lifecycle
+// controller's part).
+func (k *kwokCluster) awaitNodes(ctx context.Context, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
 		l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
@@ -253,16 +272,17 @@ type podRun struct {
 func (k *kwokCluster) record(ctx context.Context) {
 	pods := k.cs.CoreV1().Pods(kubeNS)
 	opts := metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy}
-	runs := map[string]*podRun{}
 	for ctx.Err() == nil {
 		l, err := pods.List(ctx, opts)
 		if err != nil {
 			sleep(ctx, 200*time.Millisecond)
 			continue
 		}
+		k.mu.Lock()
 		for i := range l.Items {
-			k.observe(runs, &l.Items[i], false)
+			k.observe(&l.Items[i], false)
 		}
+		k.mu.Unlock()
 		wo := opts
 		wo.ResourceVersion = l.ResourceVersion
 		w, err := pods.Watch(ctx, wo)
@@ -272,7 +292,9 @@ func (k *kwokCluster) record(ctx context.Context) {
 		}
 		for ev := range w.ResultChan() {
 			if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
-				k.observe(runs, p, ev.Type == watch.Deleted)
+				k.mu.Lock()
+				k.observe(p, ev.Type == watch.Deleted)
+				k.mu.Unlock()
 			}
 		}
 		w.Stop()
@@ -282,16 +304,16 @@ func (k *kwokCluster) record(ctx context.Context) {
 // observe records what a pod's state says of its run: its start once it
 // runs (or ended), its end once it ended, or was deleted before (killed).
 // A DAEMON's pod never ends in kwok's play; its start alone is recorded,
-// as a real DAEMON task records only its first run.
-func (k *kwokCluster) observe(runs map[string]*podRun, p *corev1.Pod, deleted bool) {
+// as a real DAEMON task records only its first run. Called with k.mu held.
+func (k *kwokCluster) observe(p *corev1.Pod, deleted bool) *podRun {
 	task := p.Annotations[kube.AnnotationTask]
 	if task == "" {
-		return
+		return nil
 	}
-	r := runs[task]
+	r := k.runs[task]
 	if r == nil {
 		r = &podRun{}
-		runs[task] = r
+		k.runs[task] = r
 	}
 	now := time.Now()
 	phase := p.Status.Phase
@@ -309,7 +331,7 @@ func (k *kwokCluster) observe(runs map[string]*podRun, p *corev1.Pod, deleted bo
 		k.append(l)
 	}
 	if !r.started || r.ended || r.daemon {
-		return
+		return r
 	}
 	state := ""
 	switch {
@@ -324,6 +346,7 @@ func (k *kwokCluster) observe(runs map[string]*podRun, p *corev1.Pod, deleted bo
 		r.ended = true
 		k.append(runlog.Line{Ev: runlog.End, At: now.UTC(), Task: task, State: state})
 	}
+	return r
 }
 
 func (k *kwokCluster) append(l runlog.Line) {
@@ -342,6 +365,134 @@ func podTaskData(p *corev1.Pod) []byte {
 		}
 	}
 	return nil
+}
+
+// loseNode takes one of the nodes away with its runs, as a machine that
+// is gone: kwok, which plays every node, is killed first, so that no run
+// there ends after its machine did (a status kwok sent as it died lands
+// within the pause); each run on the node is recorded as ended TASK_LOST;
+// the node object is deleted, as the cloud's node controller deletes a
+// vanished machine's; and kwok starts again, playing the nodes left. The
+// node's pods stay bound to it, never played again, until the Kubernetes
+// engine deletes them after its pod GC's quarantine (NodeGone). The node
+// is drawn among those running the most task pods (the engine fills one
+// node before the next: an idle one's loss would take no run along); one
+// node at least is left.
+func (k *kwokCluster) loseNode(ctx context.Context, rng *rand.Rand) (string, error) {
+	l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil {
+		return "", fmt.Errorf("soak: kwok: %w", err)
+	}
+	if len(l.Items) < 2 {
+		return "", fmt.Errorf("soak: kwok: %d node(s): none to lose", len(l.Items))
+	}
+	running := map[string]int{}
+	for _, n := range l.Items {
+		running[n.Name] = 0
+	}
+	all, err := k.cs.CoreV1().Pods(kubeNS).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
+	if err != nil {
+		return "", fmt.Errorf("soak: kwok: %w", err)
+	}
+	for _, p := range all.Items {
+		if _, ok := running[p.Spec.NodeName]; ok && p.Status.Phase == corev1.PodRunning {
+			running[p.Spec.NodeName]++
+		}
+	}
+	most := slices.Max(slices.Collect(maps.Values(running)))
+	var names []string
+	for n, c := range running {
+		if c == most {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	name := names[rng.IntN(len(names))]
+	k.kwok.kill()
+	err = func() error {
+		sleep(ctx, 500*time.Millisecond)
+		pods, err := k.cs.CoreV1().Pods(kubeNS).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy,
+			FieldSelector: "spec.nodeName=" + name})
+		if err != nil {
+			return fmt.Errorf("soak: kwok: the pods of %s: %w", name, err)
+		}
+		k.loseRuns(name, pods.Items)
+		if err := k.cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("soak: kwok: delete node %s: %w", name, err)
+		}
+		return nil
+	}()
+	return name, errors.Join(err, k.restartKwok(ctx))
+}
+
+// nodeLeaseNS is where the node leases are.
+const nodeLeaseNS = "kube-node-lease"
+
+// restartKwok starts kwok again on the nodes' leases deleted. Each kwok
+// process holds a node's lease under an identity of its own and plays
+// only the pods of the nodes whose lease it holds: a new process would
+// leave every node the dead one held alone until its lease expired (an
+// hour), their pods never run.
+func (k *kwokCluster) restartKwok(ctx context.Context) error {
+	l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	for _, n := range l.Items {
+		if err := k.cs.CoordinationV1().Leases(nodeLeaseNS).Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("soak: kwok: the lease of %s: %w", n.Name, err)
+		}
+	}
+	return k.kwok.start()
+}
+
+// loseRuns records the runs of node's pods as they were when it went:
+// what their state says (a start not recorded yet, an end), then each run
+// still going as ended TASK_LOST. A DAEMON's run records no end, as
+// ever.
+func (k *kwokCluster) loseRuns(node string, pods []corev1.Pod) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName != node {
+			continue
+		}
+		if r := k.observe(p, false); r != nil && r.started && !r.ended && !r.daemon {
+			r.ended = true
+			k.append(runlog.Line{Ev: runlog.End, At: time.Now().UTC(), Task: p.Annotations[kube.AnnotationTask], State: "TASK_LOST"})
+		}
+	}
+}
+
+// replaceNode adds a new node in place of one lost and waits until it is
+// Ready.
+func (k *kwokCluster) replaceNode(ctx context.Context) error {
+	if err := k.addNode(ctx); err != nil {
+		return err
+	}
+	return k.awaitNodes(ctx, time.Minute)
+}
+
+// restore starts kwok again if it is down and adds nodes until the
+// cluster has its own number again (a node-gone fault's heal that
+// failed).
+func (k *kwokCluster) restore(ctx context.Context) error {
+	if !k.kwok.running() {
+		if err := k.restartKwok(ctx); err != nil {
+			return err
+		}
+	}
+	l, err := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil {
+		return fmt.Errorf("soak: kwok: %w", err)
+	}
+	for n := len(l.Items); n < max(1, k.nodes); n++ {
+		if err := k.addNode(ctx); err != nil {
+			return err
+		}
+	}
+	return k.awaitNodes(ctx, time.Minute)
 }
 
 // stopAPI kills the API server (the cluster lost to every client);
