@@ -59,6 +59,11 @@ func (r *flowRecorder) fires() []flowFire {
 // flowProducer runs a producer with a lead of 1 s beside a job, on the
 // bubble's clock.
 func flowProducer(t *testing.T, js ...jobs.Config) (*Producer, *bubbleDispatcher, *flowRecorder, func()) {
+	return slowFlowProducer(t, 0, js...)
+}
+
+// slowFlowProducer is flowProducer with fire commits that take slow.
+func slowFlowProducer(t *testing.T, slow time.Duration, js ...jobs.Config) (*Producer, *bubbleDispatcher, *flowRecorder, func()) {
 	ctx, cancel := context.WithCancel(t.Context())
 	kv := memory.New()
 	reg := registry.New(kv)
@@ -76,7 +81,7 @@ func flowProducer(t *testing.T, js ...jobs.Config) (*Producer, *bubbleDispatcher
 	if err := cat.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := &bubbleDispatcher{registryDispatcher: registryDispatcher{reg}, start: time.Now()}
+	d := &bubbleDispatcher{registryDispatcher: registryDispatcher{reg}, start: time.Now(), slow: slow}
 	flows := &flowRecorder{start: time.Now()}
 	p := &Producer{Registry: reg, Dispatch: d, Catalog: cat, Clock: clock.Real{}, Location: time.UTC, Log: slog.New(slog.DiscardHandler),
 		Lead: time.Second, Flows: flows}
@@ -111,6 +116,31 @@ func TestWorkflowFiresAtItsInstantBesideAStagedJob(t *testing.T) {
 		}
 		if fs := p.NextFires(time.Now().Add(time.Hour), func(string) bool { return true }); len(fs) != 1 || fs[0].Job != "a" {
 			t.Fatalf("next fires %v: a workflow's fire needs no room of its own", fs)
+		}
+	})
+}
+
+// A wake that both hands a workflow's fire over (its instant has come)
+// and stages the jobs' next fires (a lead ahead) hands the workflow's
+// first: the hand-over never waits, and a run begins as it is made, so
+// the jobs' commit (400 ms here, a store under load) must not make the
+// run late; the job, staged a lead ahead, is on time all the same.
+func TestWorkflowFireIsNotHeldBehindTheJobsCommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d, flows, stop := slowFlowProducer(t, 400*time.Millisecond, cronJob("a", "1/2 * * * * ?", false))
+		defer stop()
+		p.ScheduleFlow("w", everyTwoSeconds("w", true), 7, time.Time{})
+		time.Sleep(4*time.Second + time.Millisecond)
+		synctest.Wait()
+		s := time.Second
+		want := []flowFire{{"w", 7, []time.Duration{2 * s}, 2 * s}, {"w", 7, []time.Duration{4 * s}, 4 * s}}
+		if got := flows.fires(); !slices.EqualFunc(got, want, sameFlowFire) {
+			t.Fatalf("workflow fires %v, want each handed at its instant %v", got, want)
+		}
+		for _, c := range d.taken() {
+			if c.at > c.instant {
+				t.Errorf("the job's fire of %v committed at %v, after its instant", c.instant, c.at)
+			}
 		}
 	})
 }

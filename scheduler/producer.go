@@ -230,6 +230,11 @@ func (p *Producer) Run(ctx context.Context) error {
 			return nil
 		case <-p.changed:
 		case <-timer.C():
+			// The workflows' fires whose instant has come go first: a
+			// hand-over never waits, while the jobs' commit may take
+			// seconds on a loaded store, and a run (unlike a job's entry,
+			// staged a lead ahead) is made only once handed over.
+			p.fireFlows(ctx)
 			p.fireDue(ctx)
 		}
 	}

@@ -34,12 +34,15 @@ type bubbleDispatcher struct {
 	mu     sync.Mutex
 	fires  []committed
 	refuse func() bool
+	// slow is how long each fire commit takes (a store under load).
+	slow time.Duration
 }
 
 func (d *bubbleDispatcher) TriggerFires(ctx context.Context, fires map[string]registry.CronFire, instant time.Time, commit string, absent func(string) bool) ([]string, error) {
 	if d.refuse != nil && d.refuse() {
 		return nil, store.ErrUnavailable
 	}
+	time.Sleep(d.slow)
 	void, err := d.registryDispatcher.TriggerFires(ctx, fires, instant, commit, absent)
 	if err == nil {
 		d.mu.Lock()
