@@ -40,6 +40,17 @@ type Declarer interface {
 // least 1.
 func (c Capabilities) InFlight() int { return max(c.Accepts, 1) }
 
+// Lanes is an optional part of a Driver made of several clusters (engine/clusters): each
+// cluster's ACCEPTs go in a lane of their own, up to that cluster's own Accepts in flight,
+// beside the other lanes. Without it a round's ACCEPTs share one lane of Capabilities'
+// Accepts, the fewest any cluster takes: a cluster that takes one at a time (or is slow to
+// launch) would hold every other cluster's ACCEPTs to its pace.
+type Lanes interface {
+	// Lane is the lane of an ACCEPT on the offers of agentID (as the Driver names it) and
+	// how many of that lane's ACCEPTs may be in flight together (at least 1).
+	Lane(agentID string) (lane string, inFlight int)
+}
+
 // ErrNotFound is returned (wrapped) for a log, sandbox, agent or task the engine does not
 // have (any more).
 var ErrNotFound = errors.New("not found")

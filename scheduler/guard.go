@@ -42,6 +42,17 @@ var _ engine.Driver = guarded{}
 // still checked on its own.
 func (g guarded) Capabilities() engine.Capabilities { return g.d.Capabilities() }
 
+// Lane passes on the guarded engine's lanes (engine.Lanes); an engine without them has
+// one lane of its Accepts.
+func (g guarded) Lane(agentID string) (string, int) {
+	if l, ok := g.d.(engine.Lanes); ok {
+		return l.Lane(agentID)
+	}
+	return "", g.d.Capabilities().InFlight()
+}
+
+var _ engine.Lanes = guarded{}
+
 // NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
 func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {
 	return g.d.NamespaceCaps(namespaces)

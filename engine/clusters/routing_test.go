@@ -24,6 +24,7 @@ type fakeTerm struct {
 	agents []engine.Agent
 	agErr  error
 	caps   map[string]engine.NamespaceCap
+	takes  int // engine.Capabilities.Accepts
 }
 
 func newFake(agents ...string) *fakeTerm {
@@ -78,7 +79,7 @@ func (f *fakeTerm) Shutdown(_ context.Context, exec, agent string) error {
 	return nil
 }
 func (f *fakeTerm) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ExecutorSharing: true}
+	return engine.Capabilities{ExecutorSharing: true, Accepts: f.takes}
 }
 func (f *fakeTerm) NamespaceCaps([]string) map[string]engine.NamespaceCap {
 	return f.caps
@@ -306,5 +307,27 @@ func TestNewRefusesBadLists(t *testing.T) {
 		if _, err := New(ms, clock.Real{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			t.Errorf("New(%v): no error", ms)
 		}
+	}
+}
+
+// TestLanesPerCluster: each cluster's ACCEPTs are a lane of their own, of as many in
+// flight as that cluster takes, while the clusters together declare the fewest (for a
+// launcher that reads no lanes); an agent of no configured cluster is alone, one at a time.
+func TestLanesPerCluster(t *testing.T) {
+	e, a, b, _ := twoClusters(t)
+	a.takes, b.takes = 8, 0
+	for _, c := range []struct {
+		agent, lane string
+		n           int
+	}{{"dc1:agent-1", "dc1", 8}, {"agent-1", "dc1", 8}, {"dc2:agent-1", "dc2", 1}} {
+		if lane, n := e.Lane(c.agent); lane != c.lane || n != c.n {
+			t.Errorf("Lane(%s) = %s, %d; want %s, %d", c.agent, lane, n, c.lane, c.n)
+		}
+	}
+	if lane, n := e.Lane("dc9:x"); n != 1 || lane == "dc1" || lane == "dc2" {
+		t.Errorf("Lane of a cluster not configured = %s, %d; want a lane of its own, 1", lane, n)
+	}
+	if n := e.Capabilities().InFlight(); n != 1 {
+		t.Errorf("together: %d in flight, want the fewest, 1", n)
 	}
 }
