@@ -51,7 +51,19 @@ func (g guarded) Lane(agentID string) (string, int) {
 	return "", g.d.Capabilities().InFlight()
 }
 
-var _ engine.Lanes = guarded{}
+// RoundTasks passes on the guarded engine's clusters' bounds (engine.ClusterRounds); an
+// engine without them bounds none.
+func (g guarded) RoundTasks(cluster string) int {
+	if r, ok := g.d.(engine.ClusterRounds); ok {
+		return r.RoundTasks(cluster)
+	}
+	return 0
+}
+
+var (
+	_ engine.Lanes         = guarded{}
+	_ engine.ClusterRounds = guarded{}
+)
 
 // NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
 func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {

@@ -65,6 +65,22 @@ type launcher struct {
 	backoff engineBackoff
 }
 
+// roundClusters are the clusters for the round, each with its engine's bound on a round's
+// tasks there (engine.ClusterRounds: a Kubernetes cluster's pods at its client's rate).
+func (l *launcher) roundClusters(ctx context.Context) []round.ClusterState {
+	cs := l.clusters.Clusters(ctx)
+	r, ok := l.driver.(engine.ClusterRounds)
+	if !ok {
+		return cs
+	}
+	out := make([]round.ClusterState, len(cs))
+	for i, c := range cs {
+		c.MaxTasks = r.RoundTasks(c.Name)
+		out[i] = c
+	}
+	return out
+}
+
 // round is one launch round. While a new term confirms the running tasks
 // with the engine (reconcile.go), it launches what does not depend on
 // them: only the entries of jobs with a task recorded as running wait
@@ -169,7 +185,7 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	}
 	lap("queues")
 	if l.clusters != nil {
-		v.Clusters, v.NamespaceClusters = l.clusters.Clusters(ctx), l.caps.placed
+		v.Clusters, v.NamespaceClusters = l.roundClusters(ctx), l.caps.placed
 	}
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)

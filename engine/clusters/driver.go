@@ -227,7 +227,20 @@ func (e *Engine) Lane(agentID string) (string, int) {
 	return m.Name, m.Term.Capabilities().InFlight()
 }
 
-var _ engine.Lanes = (*Engine)(nil)
+// RoundTasks is a cluster's own bound on a launch round's tasks (engine.ClusterRounds:
+// Capabilities.RoundTasks); 0 for one not configured.
+func (e *Engine) RoundTasks(cluster string) int {
+	m := e.byName[cluster]
+	if m == nil {
+		return 0
+	}
+	return m.Term.Capabilities().RoundTasks
+}
+
+var (
+	_ engine.Lanes         = (*Engine)(nil)
+	_ engine.ClusterRounds = (*Engine)(nil)
+)
 
 // Combined is what clusters of these capabilities can do together (Engine.Capabilities):
 // the API's reads of several clusters declare the same.
@@ -243,6 +256,7 @@ func Combined(caps ...engine.Capabilities) engine.Capabilities {
 		c.Logs, c.Sandboxes = c.Logs || mc.Logs, c.Sandboxes || mc.Sandboxes
 		c.ClusterView, c.Capacity = c.ClusterView || mc.ClusterView, c.Capacity || mc.Capacity
 		c.Accepts = min(c.InFlight(), mc.InFlight())
+		c.RoundTasks = 0 // each cluster's own (RoundTasks)
 	}
 	return c
 }

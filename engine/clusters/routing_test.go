@@ -25,6 +25,7 @@ type fakeTerm struct {
 	agErr  error
 	caps   map[string]engine.NamespaceCap
 	takes  int // engine.Capabilities.Accepts
+	bound  int // engine.Capabilities.RoundTasks
 }
 
 func newFake(agents ...string) *fakeTerm {
@@ -79,7 +80,7 @@ func (f *fakeTerm) Shutdown(_ context.Context, exec, agent string) error {
 	return nil
 }
 func (f *fakeTerm) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ExecutorSharing: true, Accepts: f.takes}
+	return engine.Capabilities{ExecutorSharing: true, Accepts: f.takes, RoundTasks: f.bound}
 }
 func (f *fakeTerm) NamespaceCaps([]string) map[string]engine.NamespaceCap {
 	return f.caps
@@ -329,5 +330,18 @@ func TestLanesPerCluster(t *testing.T) {
 	}
 	if n := e.Capabilities().InFlight(); n != 1 {
 		t.Errorf("together: %d in flight, want the fewest, 1", n)
+	}
+}
+
+// TestRoundTasksPerCluster: each cluster bounds a round's tasks on it as its engine
+// declares; together they declare none (the round reads each cluster's).
+func TestRoundTasksPerCluster(t *testing.T) {
+	e, _, b, _ := twoClusters(t)
+	b.bound = 50
+	if n1, n2, n9 := e.RoundTasks("dc1"), e.RoundTasks("dc2"), e.RoundTasks("dc9"); n1 != 0 || n2 != 50 || n9 != 0 {
+		t.Errorf("RoundTasks dc1 %d, dc2 %d, dc9 (not configured) %d; want 0, 50, 0", n1, n2, n9)
+	}
+	if n := e.Capabilities().RoundTasks; n != 0 {
+		t.Errorf("together: RoundTasks %d, want 0", n)
 	}
 }

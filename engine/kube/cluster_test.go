@@ -55,6 +55,10 @@ func TestClusterDeclaresItsCapabilities(t *testing.T) {
 	if got := (&Engine{}).Capabilities(); got != want { // one value per engine: the term's Driver too
 		t.Fatalf("the term's engine declares %+v, want %+v", got, want)
 	}
+	// Beside other clusters a round places at most the client's requests per second here.
+	if n := (&Engine{cfg: Config{APIQPS: 50}}).Capabilities().RoundTasks; n != 50 {
+		t.Fatalf("RoundTasks = %d at kube_api_qps 50, want 50", n)
+	}
 }
 
 // A running task's log is its pod's (the fake API serves "fake logs"); once the pod is
