@@ -66,12 +66,13 @@ func Capabilities() engine.Capabilities {
 // together. Accept is safe so: it takes the node's offer and records its tasks under the
 // engine's lock (prepare: a second Accept of the same offer finds it gone), creates the
 // pods outside it, and settles only its own launches' tasks under it again (created); the
-// launcher sends one Accept per node. One Accept at a time leaves the client idle between
-// nodes (a node's few pods take one round trip or two each); several fill the client's
-// rate, which is then the bound. 4 Accepts of createWorkers creations each stay below the
-// client's default burst (kube_api_burst 100): more would only queue creations in its
-// rate limiter, holding the round no less long.
-const acceptsInFlight = 4
+// launcher sends one Accept per node. An Accept lasts about one create's round trip (a
+// node's few pods go together), so Accepts in flight ÷ that latency bound the pods created
+// per second: a round beside other clusters spreads its pods thinly (a pod or two a node),
+// so a few Accepts in flight leave the client far below its rate. 12 Accepts of
+// createWorkers creations each stay below the client's default burst (kube_api_burst 100),
+// past which more would only queue creations in its rate limiter.
+const acceptsInFlight = 12
 
 // Capabilities is the Kubernetes engine's (Capabilities).
 func (c *Cluster) Capabilities() engine.Capabilities { return Capabilities() }

@@ -48,7 +48,7 @@ func taskPod(kns, app, taskID, node string) *corev1.Pod {
 
 func TestClusterDeclaresItsCapabilities(t *testing.T) {
 	c, _ := testCluster(t)
-	want := engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: 4}
+	want := engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: 12}
 	if got := c.Capabilities(); got != want {
 		t.Fatalf("%+v, want %+v (no executor sharing: a pod per task)", got, want)
 	}
