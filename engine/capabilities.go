@@ -28,6 +28,13 @@ type Capabilities struct {
 	// different agents (the Mesos client: each is an HTTP call of its own); ≤ 1: one at a
 	// time. Not shown by the API.
 	Accepts int `json:"-"`
+	// RoundTasks is how many tasks a launch round places at most on this engine's agents
+	// when it is one cluster of several (0: no bound of its own): about what it launches in
+	// a round's time. The round returns when every cluster's ACCEPTs were answered, so a
+	// cluster given more than it launches in that time would hold every cluster's next
+	// round; what is left waits for the next round, which follows at once. Not shown by
+	// the API.
+	RoundTasks int `json:"-"`
 }
 
 // Declarer is the API side of an engine (engine/mesos/agents.Engine, kube.Cluster): it
@@ -39,6 +46,23 @@ type Declarer interface {
 // InFlight is how many ACCEPTs a launch round may have in flight together: Accepts, at
 // least 1.
 func (c Capabilities) InFlight() int { return max(c.Accepts, 1) }
+
+// ClusterRounds is an optional part of a Driver made of several clusters (engine/clusters):
+// each cluster's own RoundTasks, by its name.
+type ClusterRounds interface {
+	RoundTasks(cluster string) int
+}
+
+// Lanes is an optional part of a Driver made of several clusters (engine/clusters): each
+// cluster's ACCEPTs go in a lane of their own, up to that cluster's own Accepts in flight,
+// beside the other lanes. Without it a round's ACCEPTs share one lane of Capabilities'
+// Accepts, the fewest any cluster takes: a cluster that takes one at a time (or is slow to
+// launch) would hold every other cluster's ACCEPTs to its pace.
+type Lanes interface {
+	// Lane is the lane of an ACCEPT on the offers of agentID (as the Driver names it) and
+	// how many of that lane's ACCEPTs may be in flight together (at least 1).
+	Lane(agentID string) (lane string, inFlight int)
+}
 
 // ErrNotFound is returned (wrapped) for a log, sandbox, agent or task the engine does not
 // have (any more).

@@ -112,6 +112,16 @@ func (x *Matcher) LastByCluster(withExecutors bool) map[string]Resources {
 	return out
 }
 
+// LastTasksByCluster is how many tasks the last successful Place put on each cluster
+// (Offer.Cluster).
+func (x *Matcher) LastTasksByCluster() map[string]int {
+	out := map[string]int{}
+	for _, p := range x.last {
+		out[x.m.agents[x.m.offers[p.off].agent].cluster]++
+	}
+	return out
+}
+
 // Hold takes up to r of an agent's free resources out of what later Place
 // calls may use (a reservation's earmark) and returns what it took. Held
 // resources are not launched on: an offer with nothing but holds is

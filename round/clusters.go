@@ -23,6 +23,11 @@ type ClusterState struct {
 	Name string
 	// Drained: no new work is placed there (ejctl cluster drain); what runs there runs on.
 	Drained bool
+	// MaxTasks bounds the tasks a round places there (0: View.MaxTasks alone): its engine's
+	// (engine.Capabilities.RoundTasks). Once a round placed as many, the cluster takes no
+	// more work this round (the entry that reaches it goes whole, as with View.MaxTasks),
+	// and the next round follows at once.
+	MaxTasks int
 }
 
 // policy is where one entry may be placed this round.
@@ -31,6 +36,8 @@ type policy struct {
 	spread bool     // its shards may spread over use
 	// out are the clusters it names that take no work now, with why ("drained", …).
 	out []string
+	// full are the clusters of out that took their round's tasks (ClusterState.MaxTasks).
+	full int
 }
 
 // policyKey is what decides an entry's policy, in its shape (entries of one shape place
@@ -116,11 +123,35 @@ func (d *decider) newPolicy(key string) policy {
 			p.out = append(p.out, n+" (drained)")
 		case !d.present[n]:
 			p.out = append(p.out, n+" (no agent reachable)")
+		case d.full[n]:
+			p.out = append(p.out, fmt.Sprintf("%s (took its round's %d tasks)", n, d.v.Clusters[i].MaxTasks))
+			p.full++
 		default:
 			p.use = append(p.use, n)
 		}
 	}
 	return p
+}
+
+// onClusters counts c's tasks, just placed, on their clusters: a cluster that reaches its
+// ClusterState.MaxTasks takes no more work this round (newPolicy), and the next round
+// follows at once.
+func (d *decider) onClusters() {
+	if !d.boundsClusters {
+		return
+	}
+	for cl, n := range d.m.LastTasksByCluster() {
+		d.onCluster[cl] += n
+		i := slices.IndexFunc(d.v.Clusters, func(cs ClusterState) bool { return cs.Name == cl })
+		if i < 0 || d.full[cl] {
+			continue
+		}
+		if bound := d.v.Clusters[i].MaxTasks; bound > 0 && d.onCluster[cl] >= bound {
+			d.full[cl] = true
+			d.policies = nil // worked out again without it
+			d.plan.More = true
+		}
+	}
 }
 
 func parsePolicy(key string) (named []string, spread bool) {
@@ -144,6 +175,10 @@ func (d *decider) clusterWait(c *cand) *queue.Wait {
 	p := d.policyOf(c)
 	if len(p.use) > 0 {
 		return nil
+	}
+	if p.full > 0 && p.full == len(p.out) {
+		return &queue.Wait{Reason: queue.WaitBehind,
+			Message: "the clusters it may run on took as many tasks as they launch in a round: " + strings.Join(p.out, ", ") + "; it goes in the next round"}
 	}
 	return &queue.Wait{Reason: queue.WaitClusterUnavailable,
 		Message: "none of the clusters it may run on takes work now: " + strings.Join(p.out, ", ")}

@@ -50,6 +50,12 @@ type decider struct {
 	// reason, unmatched.
 	estimatedN int
 
+	// onCluster counts the tasks placed on each cluster this round, and full the clusters
+	// that took their ClusterState.MaxTasks (clusters.go), when boundsClusters: one has.
+	onCluster      map[string]int
+	full           map[string]bool
+	boundsClusters bool
+
 	// the round's progress (place)
 	m        *offers.Matcher
 	failed   map[shape]queue.Wait // the wait of a shape that did not fit
@@ -88,6 +94,9 @@ func (d *decider) place() {
 	v := d.v
 	d.cluster = clusterOf(v.Agents, v.Offers)
 	d.present = clustersPresent(d.cluster)
+	if slices.ContainsFunc(d.v.Clusters, func(cs ClusterState) bool { return cs.MaxTasks > 0 }) {
+		d.boundsClusters, d.onCluster, d.full = true, map[string]int{}, map[string]bool{}
+	}
 	d.v.agents, d.v.agentCluster = d.cluster, nil
 	d.occ = occupancy{v: &d.v, cluster: d.cluster}
 	d.offs = v.Offers
@@ -192,6 +201,7 @@ func (d *decider) placed(c *cand, absent int) {
 	sh, n, maxTasks := c.shape(), c.count(), d.v.MaxTasks
 	d.launched = append(d.launched, c)
 	d.placedN += n
+	d.onClusters()
 	started := 0
 	if !sh.exec.IsZero() {
 		started = absent - d.m.Absent(sh.app)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,5 +123,93 @@ func TestAcceptsOneAtATimeByDefault(t *testing.T) {
 	}
 	if n := Guard(&gateDriver{together: 8}, nil).Capabilities().InFlight(); n != 8 {
 		t.Fatalf("guarded Accepts = %d, want 8 (passed on)", n)
+	}
+}
+
+// laneDriver is a fakeDriver of two clusters (engine.Lanes): the "slow" one takes one
+// ACCEPT at a time, whose call ends only once the "fast" one's two ACCEPTs were in flight
+// together (or its context ends); together its Capabilities take the fewest, one.
+type laneDriver struct {
+	*fakeDriver
+	mu         sync.Mutex
+	fast, slow int           // ACCEPTs in flight per lane
+	mostSlow   int           // the most of the slow lane's in flight at once
+	fastBoth   chan struct{} // closed once both of the fast lane's were in flight together
+}
+
+func (d *laneDriver) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ExecutorSharing: true, Accepts: 1}
+}
+
+func (d *laneDriver) Lane(agentID string) (string, int) {
+	if strings.HasPrefix(agentID, "slow") {
+		return "slow", 1
+	}
+	return "fast", 2
+}
+
+func (d *laneDriver) Accept(ctx context.Context, ids []string, l []engine.TaskLaunch, refuse time.Duration) error {
+	slow := strings.HasPrefix(l[0].AgentID, "slow")
+	d.mu.Lock()
+	if slow {
+		d.slow++
+		d.mostSlow = max(d.mostSlow, d.slow)
+	} else if d.fast++; d.fast == 2 {
+		close(d.fastBoth)
+	}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		if slow {
+			d.slow--
+		} else {
+			d.fast--
+		}
+		d.mu.Unlock()
+	}()
+	select {
+	case <-d.fastBoth:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return d.fakeDriver.Accept(ctx, ids, l, refuse)
+}
+
+// TestAcceptLanesGoApart: beside a cluster that takes one ACCEPT at a time and is slow
+// to launch, another cluster's ACCEPTs go as many in flight as it takes (its lane), not
+// one at a time behind the slow one's; the slow lane keeps to its one.
+func TestAcceptLanesGoApart(t *testing.T) {
+	r := newRig(t)
+	ld := &laneDriver{fakeDriver: r.drv, fastBoth: make(chan struct{})}
+	r.rebuild(func(d *Deps) { d.Driver = Guard(ld, func() error { return nil }) })
+	r.addApp("app", 1, 128)
+	var agents []engine.Agent
+	for i, agent := range []string{"slow-0", "slow-1", "fast-0", "fast-1"} {
+		agents = append(agents, engine.Agent{ID: agent, Hostname: agent, CPUs: 2, MemMB: 1024})
+		o := engine.Offer{ID: fmt.Sprintf("o%d", i), AgentID: agent, Hostname: agent, CPUs: 2, MemMB: 1024}
+		r.sched.st.offers[o.ID] = o
+		r.sched.st.noteOffers([]engine.Offer{o})
+	}
+	r.sched.st.agents = agents
+	for i := range 4 { // one job per agent: 1 CPU of executor and 1 of shard fill it
+		r.addJob(func(j *jobs.Config) { j.JobName, j.CPUCount, j.ShardingTotalCount = fmt.Sprintf("job%d", i), 1, 1 })
+		r.trigger(fmt.Sprintf("job%d", i))
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second) // a bound, never reached when the lanes go apart
+	defer cancel()
+	r.sched.launcher.round(ctx)
+	if ctx.Err() != nil {
+		t.Fatalf("the fast lane's two ACCEPTs were never in flight together: %v", ctx.Err())
+	}
+	if ld.mostSlow != 1 {
+		t.Fatalf("the slow lane had %d ACCEPTs in flight together, want 1", ld.mostSlow)
+	}
+	if len(r.drv.accepts) != 4 {
+		t.Fatalf("ACCEPTs that succeeded: %d, want 4", len(r.drv.accepts))
+	}
+	for i := range 4 {
+		if job := fmt.Sprintf("job%d", i); len(r.running(job)) != 1 {
+			t.Fatalf("%s: running %v", job, r.running(job))
+		}
 	}
 }

@@ -162,3 +162,29 @@ func TestRoundReportsOffersPerCluster(t *testing.T) {
 		t.Fatalf("offered: cpus %v, mem %v", g.cpus, g.mem)
 	}
 }
+
+// roundsDriver is a fakeDriver of clusters whose engines bound a round's tasks
+// (engine.ClusterRounds).
+type roundsDriver struct {
+	*fakeDriver
+	bounds map[string]int
+}
+
+func (d roundsDriver) RoundTasks(cluster string) int { return d.bounds[cluster] }
+
+// TestRoundClustersCarryTheirBounds: the round hears each cluster's engine's bound on a
+// round's tasks there, through the fence; the drain marks stay as read, and the list read
+// is not changed under its owner.
+func TestRoundClustersCarryTheirBounds(t *testing.T) {
+	list := clusterList{{Name: "mesos"}, {Name: "k8s", Drained: true}}
+	l := &launcher{clusters: list, driver: Guard(roundsDriver{fakeDriver: newFakeDriver(), bounds: map[string]int{"k8s": 50}}, nil)}
+	got := l.roundClusters(context.Background())
+	want := []round.ClusterState{{Name: "mesos"}, {Name: "k8s", Drained: true, MaxTasks: 50}}
+	if !slices.Equal(got, want) || list[1].MaxTasks != 0 {
+		t.Fatalf("round clusters %+v, want %+v (the list read: %+v)", got, want, list)
+	}
+	l.driver = newFakeDriver() // no bounds declared: the list as read
+	if got := l.roundClusters(context.Background()); !slices.Equal(got, []round.ClusterState(list)) {
+		t.Fatalf("round clusters %+v, want %+v", got, list)
+	}
+}

@@ -42,6 +42,29 @@ var _ engine.Driver = guarded{}
 // still checked on its own.
 func (g guarded) Capabilities() engine.Capabilities { return g.d.Capabilities() }
 
+// Lane passes on the guarded engine's lanes (engine.Lanes); an engine without them has
+// one lane of its Accepts.
+func (g guarded) Lane(agentID string) (string, int) {
+	if l, ok := g.d.(engine.Lanes); ok {
+		return l.Lane(agentID)
+	}
+	return "", g.d.Capabilities().InFlight()
+}
+
+// RoundTasks passes on the guarded engine's clusters' bounds (engine.ClusterRounds); an
+// engine without them bounds none.
+func (g guarded) RoundTasks(cluster string) int {
+	if r, ok := g.d.(engine.ClusterRounds); ok {
+		return r.RoundTasks(cluster)
+	}
+	return 0
+}
+
+var (
+	_ engine.Lanes         = guarded{}
+	_ engine.ClusterRounds = guarded{}
+)
+
 // NamespaceCaps passes on the guarded engine's caps: an in-memory read, no call.
 func (g guarded) NamespaceCaps(namespaces []string) map[string]engine.NamespaceCap {
 	return g.d.NamespaceCaps(namespaces)

@@ -56,12 +56,30 @@ type launcher struct {
 	// sharesExecutors: the engine's executors outlive their tasks (engine.Capabilities),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
-	// accepts is how many ACCEPTs a round has in flight together (engine.Accepts).
-	accepts int
-	start   termStart // where the term's time went before its first launch (logged with it)
+	// lane is the lane of an ACCEPT on an agent's offers and how many of the lane's
+	// ACCEPTs a round has in flight together (engine.Lanes; one lane of the engine's
+	// Accepts when it has none).
+	lane  func(agentID string) (string, int)
+	start termStart // where the term's time went before its first launch (logged with it)
 	// backoff holds rounds after ACCEPTs that found the engine
 	// unavailable (launchbackoff.go).
 	backoff engineBackoff
+}
+
+// roundClusters are the clusters for the round, each with its engine's bound on a round's
+// tasks there (engine.ClusterRounds: a Kubernetes cluster's pods at its client's rate).
+func (l *launcher) roundClusters(ctx context.Context) []round.ClusterState {
+	cs := l.clusters.Clusters(ctx)
+	r, ok := l.driver.(engine.ClusterRounds)
+	if !ok {
+		return cs
+	}
+	out := make([]round.ClusterState, len(cs))
+	for i, c := range cs {
+		c.MaxTasks = r.RoundTasks(c.Name)
+		out[i] = c
+	}
+	return out
 }
 
 // round is one launch round. While a new term confirms the running tasks
@@ -168,7 +186,7 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	}
 	lap("queues")
 	if l.clusters != nil {
-		v.Clusters, v.NamespaceClusters = l.clusters.Clusters(ctx), l.caps.placed
+		v.Clusters, v.NamespaceClusters = l.roundClusters(ctx), l.caps.placed
 	}
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)
@@ -515,9 +533,9 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 }
 
 // accept sends each agent's launches (one ACCEPT per agent: an ACCEPT
-// names offers of one agent) and the DECLINE of decline, up to accepts
-// calls in flight together when the engine takes them so
-// (engine.Capabilities.Accepts), then handles their results on the loop in
+// names offers of one agent) and the DECLINE of decline, several calls in
+// flight together when the engine takes them so (engine.Capabilities.Accepts,
+// per cluster: engine.Lanes), then handles their results on the loop in
 // the agents' order: a failed ACCEPT is rolled back, one that may have
 // been carried out (interrupted, or engine.ErrOutcomeUnknown) is left to
 // reconciliation; one that found the engine unavailable
@@ -651,9 +669,13 @@ func (l *launcher) engineAnswered(down, answered bool) {
 	}
 }
 
-// sendAccepts sends b's ACCEPTs, and then extra (if any), at most
-// l.accepts calls in flight, and returns when each ACCEPT was sent (what
-// the launch metric runs to) and its error, in the order of b.agents. The
+// sendAccepts sends b's ACCEPTs, and then extra (if any), and returns when
+// each ACCEPT was sent (what the launch metric runs to) and its error, in
+// the order of b.agents. Each lane (l.lane: a cluster of several) sends its
+// own ACCEPTs, at most its own in flight, beside the other lanes: a lane
+// slow to launch (a Kubernetes cluster creating its pods at its client's
+// rate) neither takes another lane's slots nor holds its ACCEPTs to one at
+// a time. extra goes last in a lone lane, else in a lane of its own. The
 // calls touch nothing of the loop's.
 func (l *launcher) sendAccepts(ctx context.Context, b *built, extra func(context.Context)) ([]time.Time, []error) {
 	sent, errs := make([]time.Time, len(b.agents)), make([]error, len(b.agents))
@@ -666,29 +688,50 @@ func (l *launcher) sendAccepts(ctx context.Context, b *built, extra func(context
 		sent[i] = l.clock.Now()
 		errs[i] = l.driver.Accept(ctx, al.offerIDs, al.launches, l.acceptRefuse())
 	}
-	calls := len(b.agents)
-	if extra != nil {
-		calls++
+	type lane struct {
+		calls    []int // indexes of b.agents; len(b.agents): extra
+		inFlight int
 	}
-	if l.accepts <= 1 || calls == 1 {
-		for i := range calls {
+	var lanes []*lane
+	byName := map[string]*lane{}
+	for i, agent := range b.agents {
+		name, n := l.lane(agent)
+		ln := byName[name]
+		if ln == nil {
+			ln = &lane{inFlight: n}
+			byName[name] = ln
+			lanes = append(lanes, ln)
+		}
+		ln.calls = append(ln.calls, i)
+	}
+	if extra != nil {
+		if len(lanes) == 1 {
+			lanes[0].calls = append(lanes[0].calls, len(b.agents))
+		} else {
+			lanes = append(lanes, &lane{calls: []int{len(b.agents)}, inFlight: 1})
+		}
+	}
+	if len(lanes) == 1 && (lanes[0].inFlight <= 1 || len(lanes[0].calls) == 1) {
+		for _, i := range lanes[0].calls {
 			one(i)
 		}
 		return sent, errs
 	}
-	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(l.accepts, calls) {
-		wg.Go(func() {
-			for i := range next {
-				one(i)
-			}
-		})
+	for _, ln := range lanes {
+		next := make(chan int, len(ln.calls))
+		for _, i := range ln.calls {
+			next <- i
+		}
+		close(next)
+		for range min(max(ln.inFlight, 1), len(ln.calls)) {
+			wg.Go(func() {
+				for i := range next {
+					one(i)
+				}
+			})
+		}
 	}
-	for i := range calls {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	return sent, errs
 }

@@ -208,8 +208,8 @@ func New(d Deps) *Scheduler {
 	s.launcher = &launcher{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "launcher"),
 		obs: d.Tasks, gauges: d.Gauges, opts: opts, st: s.st, catalog: s.catalog, queues: s.queues, waits: waits, alarm: s.alarm,
 		seen: s.seen, wake: s.Wake, runs: runs, nextFires: s.producer.NextFires, nextFireAt: s.producer.NextFireAt, sharesExecutors: caps.ExecutorSharing,
-		accepts: caps.InFlight(),
-		caps:    &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{},
+		lane: laneOf(d.Driver, caps),
+		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{},
 		overlapRetry: map[string]time.Time{}}
 	s.launcher.killRun = s.killRun
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
@@ -657,3 +657,13 @@ type nopGauges struct{}
 func (nopGauges) Fired(string, time.Time, time.Time) {}
 func (nopGauges) ReadyDepth(int)                     {}
 func (nopGauges) OffersSeen(int, int)                {}
+
+// laneOf is the launcher's lanes of ACCEPTs: the driver's own (engine.Lanes: a cluster's
+// ACCEPTs beside another's), else one lane of caps' Accepts.
+func laneOf(d engine.Driver, caps engine.Capabilities) func(agentID string) (string, int) {
+	if l, ok := d.(engine.Lanes); ok {
+		return l.Lane
+	}
+	n := caps.InFlight()
+	return func(string) (string, int) { return "", n }
+}

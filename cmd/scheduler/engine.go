@@ -191,6 +191,6 @@ func kubeConfig(cfg config.Config, clients kube.Clients, taskToken func(string) 
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork,
 		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
 		FinishedPodHold: cfg.Kube.FinishedPodHold,
-		SchedulerURLs:   urls, TaskToken: taskToken,
+		SchedulerURLs:   urls, TaskToken: taskToken, APIQPS: cfg.Kube.APIQPS,
 	}
 }

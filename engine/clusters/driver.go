@@ -204,7 +204,8 @@ func (e *Engine) Shutdown(ctx context.Context, executorID, agentID string) error
 
 // Capabilities are what every cluster can do: an executor is taken as shared only when
 // every cluster shares them (the round then never counts an executor as kept where it is
-// not), and a round's ACCEPTs in flight are the fewest any cluster takes.
+// not), and a round's ACCEPTs in flight are the fewest any cluster takes, for a launcher
+// that does not read the lanes (Lane: each cluster's own).
 func (e *Engine) Capabilities() engine.Capabilities {
 	caps := make([]engine.Capabilities, len(e.members))
 	for i, m := range e.members {
@@ -212,6 +213,34 @@ func (e *Engine) Capabilities() engine.Capabilities {
 	}
 	return Combined(caps...)
 }
+
+// Lane is the cluster of an agent and the ACCEPTs its engine takes in flight together
+// (engine.Lanes): each cluster's ACCEPTs go beside the others', so that one slow to launch
+// (a Kubernetes API server creating pods at its client's rate) does not hold the others'.
+// An agent id that names no configured cluster is in a lane of its own, of one ACCEPT at a
+// time: its ACCEPT fails at once (Accept).
+func (e *Engine) Lane(agentID string) (string, int) {
+	m, _, err := e.route(agentID)
+	if err != nil {
+		return "?" + agentID, 1
+	}
+	return m.Name, m.Term.Capabilities().InFlight()
+}
+
+// RoundTasks is a cluster's own bound on a launch round's tasks (engine.ClusterRounds:
+// Capabilities.RoundTasks); 0 for one not configured.
+func (e *Engine) RoundTasks(cluster string) int {
+	m := e.byName[cluster]
+	if m == nil {
+		return 0
+	}
+	return m.Term.Capabilities().RoundTasks
+}
+
+var (
+	_ engine.Lanes         = (*Engine)(nil)
+	_ engine.ClusterRounds = (*Engine)(nil)
+)
 
 // Combined is what clusters of these capabilities can do together (Engine.Capabilities):
 // the API's reads of several clusters declare the same.
@@ -227,6 +256,7 @@ func Combined(caps ...engine.Capabilities) engine.Capabilities {
 		c.Logs, c.Sandboxes = c.Logs || mc.Logs, c.Sandboxes || mc.Sandboxes
 		c.ClusterView, c.Capacity = c.ClusterView || mc.ClusterView, c.Capacity || mc.Capacity
 		c.Accepts = min(c.InFlight(), mc.InFlight())
+		c.RoundTasks = 0 // each cluster's own (RoundTasks)
 	}
 	return c
 }

@@ -24,6 +24,8 @@ type fakeTerm struct {
 	agents []engine.Agent
 	agErr  error
 	caps   map[string]engine.NamespaceCap
+	takes  int // engine.Capabilities.Accepts
+	bound  int // engine.Capabilities.RoundTasks
 }
 
 func newFake(agents ...string) *fakeTerm {
@@ -78,7 +80,7 @@ func (f *fakeTerm) Shutdown(_ context.Context, exec, agent string) error {
 	return nil
 }
 func (f *fakeTerm) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ExecutorSharing: true}
+	return engine.Capabilities{ExecutorSharing: true, Accepts: f.takes, RoundTasks: f.bound}
 }
 func (f *fakeTerm) NamespaceCaps([]string) map[string]engine.NamespaceCap {
 	return f.caps
@@ -306,5 +308,40 @@ func TestNewRefusesBadLists(t *testing.T) {
 		if _, err := New(ms, clock.Real{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			t.Errorf("New(%v): no error", ms)
 		}
+	}
+}
+
+// TestLanesPerCluster: each cluster's ACCEPTs are a lane of their own, of as many in
+// flight as that cluster takes, while the clusters together declare the fewest (for a
+// launcher that reads no lanes); an agent of no configured cluster is alone, one at a time.
+func TestLanesPerCluster(t *testing.T) {
+	e, a, b, _ := twoClusters(t)
+	a.takes, b.takes = 8, 0
+	for _, c := range []struct {
+		agent, lane string
+		n           int
+	}{{"dc1:agent-1", "dc1", 8}, {"agent-1", "dc1", 8}, {"dc2:agent-1", "dc2", 1}} {
+		if lane, n := e.Lane(c.agent); lane != c.lane || n != c.n {
+			t.Errorf("Lane(%s) = %s, %d; want %s, %d", c.agent, lane, n, c.lane, c.n)
+		}
+	}
+	if lane, n := e.Lane("dc9:x"); n != 1 || lane == "dc1" || lane == "dc2" {
+		t.Errorf("Lane of a cluster not configured = %s, %d; want a lane of its own, 1", lane, n)
+	}
+	if n := e.Capabilities().InFlight(); n != 1 {
+		t.Errorf("together: %d in flight, want the fewest, 1", n)
+	}
+}
+
+// TestRoundTasksPerCluster: each cluster bounds a round's tasks on it as its engine
+// declares; together they declare none (the round reads each cluster's).
+func TestRoundTasksPerCluster(t *testing.T) {
+	e, _, b, _ := twoClusters(t)
+	b.bound = 50
+	if n1, n2, n9 := e.RoundTasks("dc1"), e.RoundTasks("dc2"), e.RoundTasks("dc9"); n1 != 0 || n2 != 50 || n9 != 0 {
+		t.Errorf("RoundTasks dc1 %d, dc2 %d, dc9 (not configured) %d; want 0, 50, 0", n1, n2, n9)
+	}
+	if n := e.Capabilities().RoundTasks; n != 0 {
+		t.Errorf("together: RoundTasks %d, want 0", n)
 	}
 }

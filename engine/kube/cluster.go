@@ -56,11 +56,23 @@ func NewCluster(cfg Config, tails TailStore, frameworkID func(context.Context) (
 // Capabilities is what the Kubernetes engine declares: tasks survive a scheduler restart
 // (their pods run on; a new term finds them by their framework label); every task's pod runs
 // an executor of its own, sized into the pod, that ends with the task (no executor sharing);
-// logs, sandboxes (pods), the nodes and their capacity can be read; a round's pods are
-// created by one Accept at a time.
+// logs, sandboxes (pods), the nodes and their capacity can be read; a round's Accepts go
+// acceptsInFlight at a time.
 func Capabilities() engine.Capabilities {
-	return engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
+	return engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: acceptsInFlight}
 }
+
+// acceptsInFlight is how many Accepts (each one node's pods) a round has in flight
+// together. Accept is safe so: it takes the node's offer and records its tasks under the
+// engine's lock (prepare: a second Accept of the same offer finds it gone), creates the
+// pods outside it, and settles only its own launches' tasks under it again (created); the
+// launcher sends one Accept per node. An Accept lasts about one create's round trip (a
+// node's few pods go together), so Accepts in flight ÷ that latency bound the pods created
+// per second: a round beside other clusters spreads its pods thinly (a pod or two a node),
+// so a few Accepts in flight leave the client far below its rate. 12 Accepts of
+// createWorkers creations each stay below the client's default burst (kube_api_burst 100),
+// past which more would only queue creations in its rate limiter.
+const acceptsInFlight = 12
 
 // Capabilities is the Kubernetes engine's (Capabilities).
 func (c *Cluster) Capabilities() engine.Capabilities { return Capabilities() }

@@ -48,12 +48,16 @@ func taskPod(kns, app, taskID, node string) *corev1.Pod {
 
 func TestClusterDeclaresItsCapabilities(t *testing.T) {
 	c, _ := testCluster(t)
-	want := engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true}
+	want := engine.Capabilities{Checkpointing: true, Logs: true, Sandboxes: true, ClusterView: true, Capacity: true, Accepts: 12}
 	if got := c.Capabilities(); got != want {
 		t.Fatalf("%+v, want %+v (no executor sharing: a pod per task)", got, want)
 	}
 	if got := (&Engine{}).Capabilities(); got != want { // one value per engine: the term's Driver too
 		t.Fatalf("the term's engine declares %+v, want %+v", got, want)
+	}
+	// Beside other clusters a round places at most the client's requests per second here.
+	if n := (&Engine{cfg: Config{APIQPS: 50}}).Capabilities().RoundTasks; n != 50 {
+		t.Fatalf("RoundTasks = %d at kube_api_qps 50, want 50", n)
 	}
 }
 

@@ -115,8 +115,16 @@ func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse
 	return pods, errs, nil
 }
 
-// Capabilities is the Kubernetes engine's (Capabilities).
-func (e *Engine) Capabilities() engine.Capabilities { return Capabilities() }
+// Capabilities is the Kubernetes engine's (Capabilities), with a launch round's pods here
+// bounded at the client's requests per second when it is one cluster of several: each pod
+// costs its create in its round and a delete once it ends, so at the client's rate those
+// pods are created in about 2 s beside the deletes of as many ended ones; a round given
+// more would hold every cluster's next one while its creates wait on the client's rate.
+func (e *Engine) Capabilities() engine.Capabilities {
+	c := Capabilities()
+	c.RoundTasks = max(e.cfg.APIQPS, 0)
+	return c
+}
 
 // Decline gives offers back until refuse has passed or their nodes' free resources change.
 func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Duration) error {

@@ -58,6 +58,9 @@ type Config struct {
 	Clock  clock.Clock
 	Log    *slog.Logger
 	Resync time.Duration // informer resync (default 0: none)
+	// APIQPS is the client's sustained requests per second (kube_api_qps): a launch round
+	// beside other clusters places at most as many pods here (Engine.Capabilities).
+	APIQPS int
 }
 
 // Engine runs tasks as pods on a Kubernetes cluster: the scheduler's engine.Driver and

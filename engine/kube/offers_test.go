@@ -2,7 +2,10 @@ package kube
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,3 +243,58 @@ type rescinds struct {
 
 func (r *rescinds) Rescinded(_ context.Context, id string)      { r.ids = append(r.ids, id) }
 func (r *rescinds) Offers(_ context.Context, os []engine.Offer) { r.offers = append(r.offers, os...) }
+
+// TestAcceptsInFlightTogether: the engine declares several Accepts in flight, so Accepts of
+// different nodes run at once (under -race: their state is the engine's lock's), each
+// creating its own pods; a second Accept of an offer already taken fails, whichever wins.
+func TestAcceptsInFlightTogether(t *testing.T) {
+	e := testEngine(clock.NewFake(t0))
+	const nodes = acceptsInFlight
+	for i := range nodes {
+		e.onNode(node(fmt.Sprintf("n%d", i), "2", "4Gi", false))
+	}
+	offs := offered(e)
+	if len(offs) != nodes {
+		t.Fatalf("offers %+v, want one per node", offs)
+	}
+	launch := func(n string, i int) engine.TaskLaunch {
+		tid := jobs.NewTaskID("j"+n, i, jobs.KindReady, n).String()
+		td := jobs.TaskData{Version: jobs.TaskDataVersion, ShardingContext: jobs.ShardingContext{JobName: "j" + n, TaskID: tid, ShardingItem: i, ShardingTotalCount: 2},
+			Job: jobs.Config{JobName: "j" + n, JobExecutionType: jobs.Transient, ShardingTotalCount: 2, TimeoutSeconds: 60}, App: app.Config{AppName: "a"}}
+		return engine.TaskLaunch{TaskID: tid, AgentID: n, CPUs: 0.1, MemMB: 32, Task: td, Executor: engine.ExecutorSpec{ID: jobs.ExecutorID("a", n), CPUs: 0.1, MemMB: 32}}
+	}
+	errs := make([]error, nodes+1)
+	var wg sync.WaitGroup
+	for i, o := range offs {
+		wg.Go(func() {
+			errs[i] = e.Accept(context.Background(), []string{o.ID}, []engine.TaskLaunch{launch(o.AgentID, 0), launch(o.AgentID, 1)}, -1)
+		})
+	}
+	wg.Go(func() { // offs[0] again, other tasks
+		errs[nodes] = e.Accept(context.Background(), []string{offs[0].ID}, []engine.TaskLaunch{launch(offs[0].AgentID+"x", 0)}, -1)
+	})
+	wg.Wait()
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			if !errors.Is(err, ErrUnknownOffer) {
+				t.Fatalf("Accept: %v", err)
+			}
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("Accepts failed: %d (%v), want the second of offer %s alone", failed, errs, offs[0].ID)
+	}
+	pods, err := e.cfg.Client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * nodes
+	if errs[nodes] == nil {
+		want = 2*(nodes-1) + 1
+	}
+	if len(pods.Items) != want {
+		t.Fatalf("%d pods created, want %d", len(pods.Items), want)
+	}
+}
