@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/config"
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/engine/clusters"
 	"github.com/ejcloud/elasticjob/engine/kube"
 	"github.com/ejcloud/elasticjob/engine/mesos"
 	"github.com/ejcloud/elasticjob/engine/mesos/agents"
@@ -87,6 +89,7 @@ func (k kubeTails) WriteLogTails(ctx context.Context, writes []kube.TailWrite) e
 // Mesos masters (unused on Kubernetes), connect reaches the Kubernetes API.
 func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connect func(kube.Connection) (kube.Clients, error),
 	log *slog.Logger) (*engines, error) {
+	name := cfg.ClusterList()[0].Name
 	if cfg.KubeEnabled() {
 		clients, err := connect(kube.Connection{Kubeconfig: cfg.Kube.Config, InCluster: cfg.Kube.InCluster,
 			QPS: float32(cfg.Kube.APIQPS), Burst: cfg.Kube.APIBurst})
@@ -95,14 +98,17 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 		}
 		auth := api.NewAuth(api.Credentials{AdminUser: cfg.AuthUsername, AdminPassword: cfg.AuthPassword,
 			GuestUser: cfg.GuestUsername, GuestPassword: cfg.GuestPassword}, clock.Real{}, nil)
-		kc, err := kube.NewCluster(kubeConfig(cfg, clients, auth.TaskToken), kubeTails{reg}, reg.Term().FrameworkID)
+		kc, err := kube.NewCluster(kubeConfig(cfg, clients, auth.TaskToken), kubeTails{reg}, func(ctx context.Context) (string, error) {
+			id, err := reg.Term().FrameworkID(ctx)
+			return ownFrameworkID(id, name), err
+		})
 		if err != nil {
 			return nil, err
 		}
 		return &engines{name: "kubernetes", reads: kc, kube: kc, kubes: clients, reportURLs: cfg.KubeSchedulerURLs(),
 			rejectFileURLs: !cfg.AllowFileAppURLs,
 			newTerm: func(reg *registry.Registry, frameworkID string, log *slog.Logger) (termEngine, error) {
-				return kc.NewTerm(kubeTails{reg}, frameworkID, log)
+				return kc.NewTerm(kubeTails{reg}, ownFrameworkID(frameworkID, name), log)
 			}}, nil
 	}
 	exe, err := executorDelivery(cfg, log)
@@ -117,8 +123,19 @@ func chooseEngine(cfg config.Config, reg *registry.Registry, ms *masters, connec
 	return &engines{name: "mesos", reads: reads, exe: exe, reportURLs: []string{cfg.Advertised()},
 		rejectFileURLs: cfg.RemoteAgents() && !cfg.AllowFileAppURLs,
 		newTerm: func(_ *registry.Registry, frameworkID string, log *slog.Logger) (termEngine, error) {
-			return mesosTerm{newMesosClient(cfg, ms, frameworkID, log), reads}, nil
+			return mesosTerm{newMesosClient(cfg, ms, ownFrameworkID(frameworkID, name), log), reads}, nil
 		}}, nil
+}
+
+// ownFrameworkID is the cluster's own framework id in one the registry kept: several
+// clusters composed keep theirs together ("name=id,…", clusters.FrameworkIDs), and when the
+// list shrinks to one (the last step of leaving Mesos) that cluster must subscribe with its
+// own id, or its master knows none of its running tasks and every one runs again.
+func ownFrameworkID(id, cluster string) string {
+	if !strings.Contains(id, "=") {
+		return id
+	}
+	return clusters.FrameworkIDs(id, cluster)[cluster]
 }
 
 // buildEngines builds the engine of the settings: the one cluster's (mesos_url, kube_config,

@@ -403,3 +403,31 @@ func TestKubeTailsKeepInTheRegistry(t *testing.T) {
 		t.Fatalf("a tail not kept: %v, want ErrNoTail", err)
 	}
 }
+
+// TestTheLastClusterKeepsItsFrameworkID: when the clusters shrink to one (Mesos switched off
+// last in a migration), the framework id kept by the composition holds every cluster's; the
+// one cluster left subscribes with its own, so its master still knows its running tasks.
+func TestTheLastClusterKeepsItsFrameworkID(t *testing.T) {
+	ms, err := newMasters("http://127.0.0.1:5051", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := chooseEngine(settings(t, nil), registry.New(memory.New()), ms, noKube(t), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kept, want := range map[string]string{
+		"mesos-dc1=fw-m," + config.DefaultCluster + "=fw-k": "fw-k",
+		"fw-k":           "fw-k",
+		"mesos-dc1=fw-m": "",
+		"":               "",
+	} {
+		term, err := e.newTerm(registry.New(memory.New()), kept, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := term.(mesosTerm).FrameworkID(); got != want {
+			t.Errorf("kept %q: subscribes as %q, want %q", kept, got, want)
+		}
+	}
+}
