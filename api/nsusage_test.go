@@ -46,15 +46,7 @@ func TestNamespaceUsage(t *testing.T) {
 	if _, err := tn.reg.Tenancy().PutNamespace(ctx, namespace.Record{Name: "pay", Guarantee: &g, Limit: &l, Weight: 2}); err != nil {
 		t.Fatal(err)
 	}
-	j, err := tn.reg.In("pay").Config().Job(ctx, "nightly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := tn.reg.In("pay").Config().App(ctx, "etl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := namespace.Resources{CPUCount: j.CPUCount + a.CPUCount, MemoryMB: j.MemoryMB + a.MemoryMB}
+	want := nightlyTask(t, tn)
 
 	// Before the leader samples: the usage now, no series.
 	got := readUsage(t, tn, "pay", "carol", "pw3")
@@ -122,15 +114,7 @@ func TestNamespaceUsageCountsRetiringTasks(t *testing.T) {
 	if err := ch.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	j, err := tn.reg.In("pay").Config().Job(ctx, "nightly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := tn.reg.In("pay").Config().App(ctx, "etl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := namespace.Resources{CPUCount: j.CPUCount + a.CPUCount, MemoryMB: j.MemoryMB + a.MemoryMB}
+	one := nightlyTask(t, tn)
 	if got := readUsage(t, tn, "pay", "carol", "pw3"); got.InUse != one {
 		t.Fatalf("in use with the retiring task alone: %+v, want %+v", got.InUse, one)
 	}
@@ -147,6 +131,22 @@ func TestNamespaceUsageCountsRetiringTasks(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || w.Code != http.StatusOK || v.Usage.RunningTasks != 2 {
 		t.Fatalf("GET /api/namespaces/pay: %d %s; want 2 running tasks", w.Code, w.Body)
 	}
+}
+
+// nightlyTask is what one task of pay's nightly job holds: the job's resources and its
+// executor's (the app etl's).
+func nightlyTask(t *testing.T, tn *tenancy) namespace.Resources {
+	t.Helper()
+	ctx := context.Background()
+	j, err := tn.reg.In("pay").Config().Job(ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tn.reg.In("pay").Config().App(ctx, "etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return namespace.Resources{CPUCount: j.CPUCount + a.CPUCount, MemoryMB: j.MemoryMB + a.MemoryMB}
 }
 
 func readUsage(t *testing.T, tn *tenancy, ns, user, pass string) usageAnswer {
