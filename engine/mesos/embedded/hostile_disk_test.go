@@ -5,6 +5,7 @@ package embedded
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,49 @@ func TestHostileUnmeasurableCacheStopsItsOwnNamespace(t *testing.T) {
 		if tk.ID == "pay" && tk.State != "TASK_RUNNING" {
 			t.Fatalf("pay's task is %s", tk.State)
 		}
+	}
+}
+
+// TestHostileLinksWhereTheCollectorFlattens: links a tenant plants where the
+// collector moves directories up (at the flattening depth, and under the
+// names it moves them to, planted first) are moved or removed as links:
+// nothing outside the sandbox is followed into.
+func TestHostileLinksWhereTheCollectorFlattens(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "keep")
+	if err := os.WriteFile(keep, []byte("not the tenant's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sandbox := filepath.Join(work, "sandbox")
+	if err := os.Mkdir(sandbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nestDirs(t, sandbox, 3*rmDepth, 1<<10)
+	// one link beside the directory at each depth around the one flattened
+	p := sandbox
+	for depth := 1; depth <= rmDepth+2; depth++ {
+		p = filepath.Join(p, "d")
+		if depth >= rmDepth-2 {
+			if err := os.Symlink(outside, filepath.Join(p, "link")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 4 { // the names the flattened directories take, taken first
+		if err := os.Symlink(outside, filepath.Join(sandbox, ".flattened-"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removeTree(sandbox); err != nil {
+		t.Fatal(err)
+	}
+	if exists(sandbox) {
+		t.Fatal("the sandbox is still there")
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "not the tenant's" {
+		t.Fatalf("the file outside: %q %v", b, err)
+	}
+	if ents, err := os.ReadDir(outside); err != nil || len(ents) != 1 {
+		t.Fatalf("outside now holds %v (%v)", ents, err)
 	}
 }
