@@ -109,6 +109,15 @@ func (e *Engine) adopt(id string) bool {
 	return true
 }
 
+// adoptable reports whether adopt takes the launch of task id (it changes nothing).
+// Called with e.mu held.
+func (e *Engine) adoptable(id string) bool {
+	if t := e.tasks[id]; t != nil {
+		return t.dropped == nil
+	}
+	return e.finished.Has(id)
+}
+
 // maxEnds bounds the ends kept of tasks whose pods are gone (endMemory).
 const maxEnds = 1024
 

@@ -17,14 +17,17 @@ import (
 	tstate "github.com/ejcloud/elasticjob/task"
 )
 
-// ErrUnknownOffer is returned by Accept for an offer that is not outstanding (rescinded,
-// declined or used).
+// ErrUnknownOffer is returned by Accept for an offer that is neither outstanding nor kept
+// as superseded (offers.go): declined, used, voided by a refused ACCEPT, or never made by
+// this engine.
 var ErrUnknownOffer = errors.New("kube: unknown offer")
 
 // createWorkers bounds the pod creations of one Accept in flight at once.
 const createWorkers = 8
 
-// Accept creates the launches' pods bound to the offers' node. Each pod asks for its shard's
+// Accept creates the launches' pods bound to the offers' node: its outstanding offer, or
+// one superseded since the round saw it, while the node is there, can take pods and has the
+// room (prepare). Each pod asks for its shard's
 // resources plus its share of its app executor's: the launches of one app in one Accept
 // split the executor's cpus and memory equally (the scheduler charges an app's executor
 // once per node and launch round; on Kubernetes every pod runs an executor of its own, which
@@ -56,62 +59,67 @@ func (e *Engine) Accept(ctx context.Context, offerIDs []string, launches []engin
 }
 
 // prepare checks the offers, builds the pods and records them as created (their resources
-// taken from the node until the informer shows them).
+// taken from the node until the informer shows them). The checks are made under the lock the
+// informers' handlers take, so an offer of a node the informer has shown deleted, unable to
+// take pods, or with too little room left is refused, never used: a pod bound to a node
+// that is gone would wait for it for good.
 func (e *Engine) prepare(offerIDs []string, launches []engine.TaskLaunch, refuse time.Duration) ([]*corev1.Pod, []error, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.h == nil {
 		return nil, nil, ErrNotRunning
 	}
-	node := ""
-	type used struct {
-		name string
-		o    *nodeOffer
+	c, err := e.claim(offerIDs)
+	if err != nil {
+		e.void(offerIDs)
+		return nil, nil, err
 	}
-	var offers []used
-	for _, id := range offerIDs {
-		name, o, ok := e.offers.lookup(id)
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: %s", ErrUnknownOffer, id)
-		}
-		node = name
-		offers = append(offers, used{name, o})
-	}
-	defer func() { // after the pods count against the node
-		freeOf := e.frees()
-		for _, u := range offers {
-			u.o.refuse(e.nodes[u.name], refuse, e.clock.Now(), freeOf)
-		}
-	}()
-	if node == "" {
-		return nil, nil, errors.New("kube: accept without an offer")
-	}
+	node := c.node
 	count := map[string]int{}
 	for _, l := range launches {
 		count[l.Executor.ID]++
 	}
-	pods := make([]*corev1.Pod, 0, len(launches))
+	pods := make([]*corev1.Pod, len(launches))
 	errs := make([]error, len(launches))
+	kns := make([]string, len(launches))
+	var need res
 	for i, l := range launches {
 		if err := l.Task.Check(); err != nil {
+			e.void(offerIDs)
 			return nil, nil, fmt.Errorf("kube: task %s: %w", l.TaskID, err)
 		}
-		if e.adopt(l.TaskID) {
-			pods = append(pods, nil)
+		if e.adoptable(l.TaskID) {
 			continue
 		}
 		n := float64(count[l.Executor.ID])
-		kns, nsErr := e.ns.launchNamespace(l.TaskID)
+		var nsErr error
+		kns[i], nsErr = e.ns.launchNamespace(l.TaskID)
 		p, err := e.pods.build(podSpec{launch: l, node: node, shareCPUs: l.Executor.CPUs / n, shareMem: l.Executor.MemMB / n,
-			token: e.cfg.TaskToken(l.TaskID), ns: kns, dns: e.pods.dnsPolicy(node)})
-		errs[i] = cmp.Or(nsErr, err)
-		pods = append(pods, p)
-		if nsErr == nil {
-			e.events.watch(kns)
+			token: e.cfg.TaskToken(l.TaskID), ns: kns[i], dns: e.pods.dnsPolicy(node)})
+		pods[i], errs[i] = p, cmp.Or(nsErr, err)
+		if errs[i] == nil {
+			need = need.add(requestsOf(&p.Spec))
+		} else {
+			kns[i] = ""
+		}
+	}
+	if err := e.fits(c, need); err != nil {
+		e.void(offerIDs)
+		return nil, nil, err
+	}
+	for i, l := range launches {
+		p := pods[i]
+		if p == nil {
+			e.adopt(l.TaskID)
+			continue
+		}
+		if kns[i] != "" {
+			e.events.watch(kns[i])
 		}
 		e.tasks[l.TaskID] = &task{id: l.TaskID, pod: p.Name, node: node, execID: l.Executor.ID, memMB: podMemMB(p), ns: p.Namespace, share: parseShare(p.Annotations[AnnotationShare]),
 			created: true, req: requestsOf(&p.Spec), images: imagesOf(&p.Spec)}
 	}
+	e.take(c, refuse) // after the pods count against the node
 	return pods, errs, nil
 }
 
@@ -134,6 +142,8 @@ func (e *Engine) Decline(_ context.Context, offerIDs []string, refuse time.Durat
 	for _, id := range offerIDs {
 		if name, o, ok := e.offers.lookup(id); ok {
 			o.refuse(e.nodes[name], refuse, e.clock.Now(), freeOf)
+		} else if name, ok := e.offers.nodeOf(id); ok && e.offers.byNode[name] != nil {
+			e.offers.byNode[name].forget(id) // a superseded offer declined: not to be accepted after
 		}
 	}
 	e.wake()

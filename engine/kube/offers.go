@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -16,12 +17,30 @@ import (
 // offer it declines (or the rest of one it accepted) comes back when the node's free
 // resources change or its refuse time has passed; an offer whose node changed is rescinded
 // and made again.
+//
+// A node's free room changes whenever a pod on it ends or starts, many times a second on a
+// busy cluster, and each change rescinds its offer and makes another: a round that decided
+// on the offer before its rescission reached the scheduler would have its ACCEPT refused and
+// its launches wait for the next round. So the node keeps its superseded offers (rescinded
+// while it stayed usable, neither accepted nor declined since), and an ACCEPT of one is
+// taken while the node is there, usable, and its room now holds the launches (claim).
 type nodeOffer struct {
 	id           string // the outstanding offer ("": none)
 	free         res    // what it offered
+	superseded   []offerView
 	refusedUntil time.Time
 	refusedFree  res // free when refused: a change makes a new offer at once
 }
+
+// offerView is an offer as the scheduler was told it: its id and the free room it showed.
+type offerView struct {
+	id   string
+	free res
+}
+
+// maxSuperseded bounds a node's superseded offers kept (the newest): a round decides on
+// offers made a second ago at most, while a node's room changes a few times a second.
+const maxSuperseded = 32
 
 // offerBook is the nodes' offers: which is outstanding, refused until when, and whether
 // offers are suppressed. It is the launch decisions' state, read in one step with the nodes
@@ -74,6 +93,24 @@ func freesOf(nodes map[string]*nodeInfo, usage map[string]podUsage, tasks taskTa
 	}
 }
 
+// freeOn is frees for one node, by a pass that builds nothing: what an ACCEPT checks and
+// refuses its node's offer at (frees' map of every node would cost an ACCEPT several times
+// as much at 1,000 nodes). Called with e.mu held.
+func (e *Engine) freeOn(n *nodeInfo) res {
+	f := n.allocatable
+	for _, u := range e.usage {
+		if u.node == n.name {
+			f = f.sub(u.req)
+		}
+	}
+	for _, t := range e.tasks {
+		if t.created && t.node == n.name {
+			f = f.sub(t.req)
+		}
+	}
+	return res{cpus: math.Floor(f.cpus*1000+1e-6) / 1000, mem: math.Floor(f.mem + 1e-6)}
+}
+
 // nodeNames is the nodes' names in order, sorted again only when a node came or went (a
 // step runs at every pod event). Called with e.mu held.
 func (e *Engine) nodeNames() []string {
@@ -106,7 +143,13 @@ func (e *offerBook) reoffer(now time.Time, nodes map[string]*nodeInfo, names []s
 		}
 		free := freeOf(n)
 		if o.id != "" && (!n.usable || free != o.free) {
+			if n.usable {
+				o.supersede()
+			}
 			calls = append(calls, o.rescind()...)
+		}
+		if !n.usable { // an offer of a node that cannot take pods now is void, whenever made
+			o.superseded = nil
 		}
 		if o.id != "" || !n.usable || e.suppressed || free.cpus < minOffer.cpus || free.mem < minOffer.mem {
 			continue
@@ -137,18 +180,65 @@ func (o *nodeOffer) rescind() []call {
 	return []call{func(ctx context.Context, h engine.Handler) { h.Rescinded(ctx, id) }}
 }
 
-// offerOf finds the node of an outstanding offer from its id, "<node>-<prefix>-O<seq>"
-// (reoffer): one lookup, not a pass over every node for each offer a round declines.
-func (e *offerBook) lookup(id string) (string, *nodeOffer, bool) {
+// supersede keeps the outstanding offer among the node's superseded ones.
+func (o *nodeOffer) supersede() {
+	if o.id == "" {
+		return
+	}
+	if len(o.superseded) == maxSuperseded {
+		o.superseded = append(o.superseded[:0], o.superseded[1:]...)
+	}
+	o.superseded = append(o.superseded, offerView{o.id, o.free})
+}
+
+// forget drops a superseded offer (accepted or declined: not to be taken again).
+func (o *nodeOffer) forget(id string) {
+	for i, v := range o.superseded {
+		if v.id == id {
+			o.superseded = append(o.superseded[:i], o.superseded[i+1:]...)
+			return
+		}
+	}
+}
+
+// nodeOf is the node named in an offer id, "<node>-<prefix>-O<seq>" (reoffer): one lookup,
+// not a pass over every node for each offer a round declines.
+func (e *offerBook) nodeOf(id string) (string, bool) {
 	i := strings.LastIndex(id, "-"+e.prefix+"-O")
 	if id == "" || i < 0 {
+		return "", false
+	}
+	return id[:i], true
+}
+
+// lookup finds the node of an outstanding offer from its id.
+func (e *offerBook) lookup(id string) (string, *nodeOffer, bool) {
+	name, ok := e.nodeOf(id)
+	if !ok {
 		return "", nil, false
 	}
-	name := id[:i]
 	if o := e.byNode[name]; o != nil && o.id == id {
 		return name, o, true
 	}
 	return "", nil, false
+}
+
+// find finds the node of an offer that may be accepted, outstanding (cur) or superseded,
+// and the free room it showed.
+func (e *offerBook) find(id string) (name string, o *nodeOffer, free res, cur, ok bool) {
+	name, ok = e.nodeOf(id)
+	if o = e.byNode[name]; !ok || o == nil {
+		return name, nil, res{}, false, false
+	}
+	if o.id == id {
+		return name, o, o.free, true, true
+	}
+	for _, v := range o.superseded {
+		if v.id == id {
+			return name, o, v.free, false, true
+		}
+	}
+	return name, nil, res{}, false, false
 }
 
 // refuse ends an offer; its node n (nil: gone) comes back after refuse (< 0: at once,
@@ -171,4 +261,92 @@ func (e *offerBook) revive() {
 	for _, o := range e.byNode {
 		o.refusedUntil = time.Time{}
 	}
+}
+
+// ErrStaleOffer is returned by Accept for an offer the engine made whose node can no longer
+// take the launches: the node left the cluster or cannot take pods now (cordoned, not
+// Ready, …), or its free room shrank below what the launches ask since the offer.
+var ErrStaleOffer = errors.New("kube: stale offer")
+
+// claim is the offers of one ACCEPT as found: their node, and each offer outstanding or
+// superseded with the room it showed.
+type claim struct {
+	ids  []string
+	node string
+	o    *nodeOffer
+	cur  map[string]bool // the outstanding offer among ids, if any
+	seen res             // the room the offers showed, summed
+}
+
+// claim finds the offers of an ACCEPT, all of one node that is there and can take pods.
+// Called with e.mu held.
+func (e *Engine) claim(ids []string) (*claim, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("kube: accept without an offer")
+	}
+	c := &claim{ids: ids, cur: map[string]bool{}}
+	for _, id := range ids {
+		name, o, free, cur, ok := e.offers.find(id)
+		if name != "" && e.nodes[name] == nil {
+			return nil, fmt.Errorf("%w: %s: node %s left the cluster", ErrStaleOffer, id, name)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s (not made by this engine, or used, declined or voided since)", ErrUnknownOffer, id)
+		}
+		if c.node != "" && name != c.node {
+			return nil, fmt.Errorf("kube: accept of offers of nodes %s and %s: an ACCEPT places pods on one node", c.node, name)
+		}
+		if n := e.nodes[name]; !n.usable {
+			return nil, fmt.Errorf("%w: %s: node %s cannot take pods now: %s", ErrStaleOffer, id, name, n.why)
+		}
+		c.node, c.o, c.seen = name, o, c.seen.add(free)
+		if cur {
+			c.cur[id] = true
+		}
+	}
+	return c, nil
+}
+
+// fits reports whether the node's room now holds pods asking need: it has not shrunk below
+// what the offers showed (the round decided on that room), or it holds need itself.
+// Called with e.mu held.
+func (e *Engine) fits(c *claim, need res) error {
+	free := e.freeOn(e.nodes[c.node])
+	const slack = 1e-6
+	if free.cpus+slack >= c.seen.cpus && free.mem+slack >= c.seen.mem {
+		return nil
+	}
+	if free.cpus+slack >= need.cpus && free.mem+slack >= need.mem {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: node %s has %g cpus and %g MB free now, less than the launches' %g cpus and %g MB (its room shrank since the offer)",
+		ErrStaleOffer, strings.Join(c.ids, ","), c.node, free.cpus, free.mem, need.cpus, need.mem)
+}
+
+// void ends the outstanding offers among ids after a refused ACCEPT (the scheduler forgot
+// them when it sent the ACCEPT, and would hold none of the node's): their nodes are offered
+// again at the next step. Superseded offers stay. Called with e.mu held.
+func (e *Engine) void(ids []string) {
+	for _, id := range ids {
+		if name, o, ok := e.offers.lookup(id); ok {
+			o.refuse(e.nodes[name], -1, e.clock.Now(), e.freeOn)
+		}
+	}
+}
+
+// take uses the claim's offers once its pods count against the node: an outstanding one
+// is refused as a used offer is; a superseded one is forgotten, and the node's outstanding
+// offer, if another, is rescinded (its room is taken) and kept as superseded (a round may
+// have decided on it meanwhile). Called with e.mu held.
+func (e *Engine) take(c *claim, refuse time.Duration) {
+	for _, id := range c.ids {
+		c.o.forget(id)
+	}
+	if c.o.id != "" && !c.cur[c.o.id] {
+		c.o.supersede()
+		for _, call := range c.o.rescind() {
+			e.post(call)
+		}
+	}
+	c.o.refuse(e.nodes[c.node], refuse, e.clock.Now(), e.freeOn)
 }
