@@ -24,10 +24,19 @@ import (
 // creation: a pod found is left for the informer to report (its status comes as ever); a
 // pod not there makes its task LOST (REASON_TASK_UNKNOWN: neither whether nor how it ran is
 // known), and the scheduler runs the task again by its usual rules. While the API server
-// cannot answer, the question is asked again, each time a little later. A pod of such a
-// task that shows up after its loss was told (a creation that landed after the GET: a
-// request the API server read from its socket after the client gave it up) is deleted at
-// once (late), so the task's run again never has it beside.
+// cannot answer, the question is asked again, each time a little later.
+//
+// A pod of such a task can still land after its loss was told: a creation the API server
+// read from its socket, or wrote to etcd, after the client gave it up. Nothing in the API
+// refuses it: a create takes no precondition, and a DELETE of a name with no pod there
+// leaves nothing that would stop it. Only an object of that very name would, held until no
+// request sent before the GET can land (the API server's request timeout, a minute by
+// default), and that is not done. The run again is a task of its own (a new task id, so a
+// new pod name): such a pod is known as the lost task's by its name, and is deleted as
+// soon as the informer shows it (late), with no grace period: the API server removes it at
+// once and the kubelet stops its containers within its minimum grace (2 s), so the run
+// again has it beside for the informer's delay, the deletion's round trip and those 2 s at
+// most, while the API server can be reached.
 
 // lateTries bounds the deletions of a late pod tried (about 2 minutes of them).
 const lateTries = 8
@@ -114,11 +123,13 @@ func (e *Engine) late(id string) bool {
 	return false
 }
 
-// deleteLate deletes a pod that must not run (late), as Kill does; a failed deletion is
-// tried again, a little later each time, lateTries times in all (no event may come to
+// deleteLate deletes a pod that must not run (late) with no grace period: it runs the task
+// of no live launch, maybe beside the task's run again, so its job gets no time to end
+// cleanly (a kill's grace is for a task the scheduler wants ended well). A failed deletion
+// is tried again, a little later each time, lateTries times in all (no event may come to
 // start another).
 func (e *Engine) deleteLate(id string, p *corev1.Pod) {
-	grace := int64(e.pods.killGrace().Seconds()) + 1
+	grace := int64(0)
 	gap := probeRetry
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

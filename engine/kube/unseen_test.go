@@ -209,6 +209,9 @@ func TestLostCreateOfNoPodIsLostOnceTheAPIServerAnswers(t *testing.T) {
 		}
 		e.onPod(p)
 		mustDeleted(t, e, p.Name)
+		if g, ok := deleteGrace(e, p.Name); !ok || g != 0 {
+			t.Errorf("the late pod deleted with grace %d s (set %v), want 0: at once", g, ok)
+		}
 		if us := updates(e); len(us) != 0 {
 			t.Errorf("told %+v of the late pod", us)
 		}
@@ -268,4 +271,20 @@ func TestKillOfAnUnseenPodNotThereEndsTheTask(t *testing.T) {
 			t.Fatalf("told %q, want TASK_KILLED", s)
 		}
 	})
+}
+
+// deleteGrace is the grace period the engine's last deletion of pod asked (ok false: no
+// deletion, or none set).
+func deleteGrace(e *Engine, pod string) (int64, bool) {
+	g, ok := int64(0), false
+	for _, a := range e.cfg.Client.(*fake.Clientset).Actions() {
+		if d, isDel := a.(k8stesting.DeleteAction); isDel && a.GetResource().Resource == "pods" && d.GetName() == pod {
+			o := d.GetDeleteOptions()
+			g, ok = 0, o.GracePeriodSeconds != nil
+			if ok {
+				g = *o.GracePeriodSeconds
+			}
+		}
+	}
+	return g, ok
 }
