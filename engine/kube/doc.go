@@ -7,7 +7,10 @@
 // Mesos' semantics (offers.go: offered while there is room and offers are
 // not suppressed; a declined offer comes back when the node changes or its
 // refuse time has passed), so the round's decision is the one it makes on
-// Mesos. Agents lists the usable nodes.
+// Mesos. An offer replaced since the round saw it (its node's room changed)
+// is still accepted while the node is there, usable, and has the room; an
+// ACCEPT on a node deleted, unusable or short of room is refused. Agents
+// lists the usable nodes.
 //
 // Launch: a shard runs in a pod built from the app's and the job's pod
 // templates (podtemplate.go, merged as kubectl patch merges; checked by a
