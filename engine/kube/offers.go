@@ -38,8 +38,9 @@ type offerView struct {
 	free res
 }
 
-// maxSuperseded bounds a node's superseded offers kept (the newest): a round decides on
-// offers made a second ago at most, while a node's room changes a few times a second.
+// maxSuperseded bounds a node's superseded offers kept (the newest): a round's ACCEPTs go
+// within a few seconds of its view (its decision, then the creates of the ACCEPTs before
+// them at the client's rate), while a busy node's room changes a few times a second.
 const maxSuperseded = 32
 
 // offerBook is the nodes' offers: which is outstanding, refused until when, and whether
