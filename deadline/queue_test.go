@@ -142,6 +142,15 @@ func TestPlacesCountRetiringTasks(t *testing.T) {
 			want: map[string]time.Time{"a~batch": t0.Add(5 * time.Minute), "a~feed": t0.Add(15 * time.Minute)},
 		},
 		{
+			// 1.5 CPUs: the old task holds 1, and the replacement needs 1
+			// more: it waits at the limit until it is raised (or the move
+			// is given up), not known, where it was said to start at once
+			name: "replacement waiting at the limit", cfg: cfgs(feed(1)),
+			st: State{Ready: []queue.Ready{{Job: "a~feed", Since: t0}}, Capacity: capacity(1.5),
+				Retiring: map[string]map[int]registry.Retiring{"a~feed": old(0)}},
+			want: map[string]time.Time{"a~feed": {}},
+		},
+		{
 			// 3 CPUs: feed's shard 0 runs, shard 1's old task holds 1; the
 			// replacement needs that one shard, and its start stops the old
 			// task, so batch behind it starts at once too
