@@ -48,7 +48,7 @@ func (o *occupancy) holdersFor(need offers.Resources) []queue.Holder {
 			continue
 		}
 		for _, rt := range o.tasksByAgent()[a.ID] {
-			addHolder(by, rt)
+			o.addHolder(by, rt)
 		}
 	}
 	return o.sortHolders(by)
@@ -65,18 +65,19 @@ func (o *occupancy) holdersWhere(keep func(job string) bool) []queue.Holder {
 		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
 		for item, e := range shards {
-			addHolder(by, runTask{job: job, item: item, entry: e, res: res, retiring: retiring})
+			o.addHolder(by, runTask{job: job, item: item, entry: e, res: res, retiring: retiring})
 		}
 	})
 	return o.sortHolders(by)
 }
 
-// holding gathers one job's tasks into its holder: each shard once, whether it has
-// its running task among them, its retiring one (View.Retiring), or both (a move's
-// overlap: both hold, and count against the namespace, but it is one shard).
+// holding gathers one job's tasks into its holder. A shard in a move's overlap may have
+// both its running task and its retiring one (View.Retiring) among them: both hold, and
+// count against the namespace, but it is one shard (moving notes which it has).
 type holding struct {
 	queue.Holder
-	shards map[int]uint8 // shard → heldRunning | heldRetiring
+	tasks  int
+	moving map[int]uint8 // shard in an overlap → heldRunning | heldRetiring (nil: none)
 }
 
 const (
@@ -84,16 +85,22 @@ const (
 	heldRetiring
 )
 
-func addHolder(by map[string]*holding, rt runTask) {
+func (o *occupancy) addHolder(by map[string]*holding, rt runTask) {
 	h := by[rt.job]
 	if h == nil {
-		h = &holding{Holder: queue.Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}, shards: map[int]uint8{}}
+		h = &holding{Holder: queue.Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}}
 		by[rt.job] = h
 	}
-	if rt.retiring {
-		h.shards[rt.item] |= heldRetiring
-	} else {
-		h.shards[rt.item] |= heldRunning
+	h.tasks++
+	if _, moving := o.v.Retiring[rt.job][rt.item]; moving {
+		if h.moving == nil {
+			h.moving = map[int]uint8{}
+		}
+		if rt.retiring {
+			h.moving[rt.item] |= heldRetiring
+		} else {
+			h.moving[rt.item] |= heldRunning
+		}
 	}
 	h.Holds = queue.Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
 	if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
@@ -107,8 +114,7 @@ func (o *occupancy) sortHolders(by map[string]*holding) []queue.Holder {
 	out := make([]queue.Holder, 0, len(by))
 	for _, hg := range by {
 		h := &hg.Holder
-		h.Shards = len(hg.shards)
-		for item, held := range hg.shards {
+		for item, held := range hg.moving {
 			if held == heldRunning|heldRetiring {
 				h.Moving++
 				if until := o.v.Retiring[h.Job][item].Until; until.After(h.MoveEndsBy) {
@@ -116,6 +122,7 @@ func (o *occupancy) sortHolders(by map[string]*holding) []queue.Holder {
 				}
 			}
 		}
+		h.Shards = hg.tasks - h.Moving
 		cfg, _, _ := o.v.Jobs.Lookup(h.Job)
 		typical := o.v.Typical[h.Job]
 		timeout := time.Duration(cfg.TimeoutSeconds) * time.Second
