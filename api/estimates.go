@@ -26,9 +26,13 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 	if err != nil {
 		return nil
 	}
-	cfg := configsOf(ctx, reg, ready, failover, running)
+	retiring, err := reg.Work().RetiringTasks(ctx)
+	if err != nil {
+		return nil
+	}
+	cfg := configsOf(ctx, reg, ready, failover, running, retiring)
 	ns := nsIn(ctx)
-	st := deadline.State{Ready: ready, Failover: failover, Running: running}
+	st := deadline.State{Ready: ready, Failover: failover, Running: running, Retiring: retiring}
 	s.shareWithOthers(ctx, ns, &st)
 	if st.Elsewhere != nil {
 		ictx, cancel := context.WithTimeout(ctx, capacityTimeout)
@@ -42,9 +46,10 @@ func (s *jobHandlers) places(ctx context.Context, ready []queue.Ready, failover 
 		func(job string) estimate.Typical { return s.typicals.Get(ctx, namespace.Key(ns, job)) })
 }
 
-// configsOf reads the configurations of the jobs waiting or running only
-// (each decoded once); a job that cannot be read is left out.
-func configsOf(ctx context.Context, reg *registry.Registry, ready []queue.Ready, failover []queue.Failover, running map[string]map[int]task.Entry) map[string]jobs.Config {
+// configsOf reads the configurations of the jobs waiting, running or
+// retiring only (each decoded once); a job that cannot be read is left out.
+func configsOf(ctx context.Context, reg *registry.Registry, ready []queue.Ready, failover []queue.Failover, running map[string]map[int]task.Entry,
+	retiring map[string]map[int]registry.Retiring) map[string]jobs.Config {
 	cfg := map[string]jobs.Config{}
 	need := func(job string) {
 		if _, ok := cfg[job]; !ok {
@@ -60,6 +65,9 @@ func configsOf(ctx context.Context, reg *registry.Registry, ready []queue.Ready,
 		need(f.Job)
 	}
 	for job := range running {
+		need(job)
+	}
+	for job := range retiring {
 		need(job)
 	}
 	return cfg

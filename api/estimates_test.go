@@ -113,3 +113,43 @@ func TestReadyTasksEstimateSharesTheCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyTasksEstimateCountsARetiringTask: a DAEMON shard moving with an
+// overlap holds its old task's share beside its replacement until the
+// overlap ends (startBy): the work waiting behind the move is estimated
+// to start then, where nothing else known would free anything.
+func TestReadyTasksEstimateCountsARetiringTask(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.must(http.StatusOK, http.MethodPost, "/api/app", appBody("app"))
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+		`{"jobName":"d","appName":"app","jobExecutionType":"DAEMON","cron":"0/5 * * * * ?","shardingTotalCount":1,"cpuCount":0.5,"memoryMB":32,"moveOverlapSeconds":60}`)
+	e.must(http.StatusOK, http.MethodPost, "/api/job/register",
+		`{"jobName":"waiter","appName":"app","jobExecutionType":"TRANSIENT","shardingTotalCount":1,"cpuCount":0.5,"memoryMB":32,"timeoutSeconds":300}`)
+	old := task.Entry{TaskID: "old", State: task.Running, LaunchedAt: t0.Add(-time.Hour)}
+	if err := e.reg.Change().Launch("d", 0, old).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	running, err := e.reg.Work().RunningOf(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := e.reg.Change()
+	if err := ch.Retire(ctx, "d", 0, running[0], t0, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.Change().Launch("d", 0, task.Entry{TaskID: "new", State: task.Staging, LaunchedAt: t0}).DropReady("d").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.must(http.StatusNoContent, http.MethodPost, "/api/job/trigger", "waiter")
+	rows := decode[[]struct {
+		JobName        string    `json:"jobName"`
+		EstimatedStart time.Time `json:"estimatedStart"`
+	}](t, e.must(http.StatusOK, http.MethodGet, "/api/job/tasks/ready", ""))
+	if len(rows) != 1 || rows[0].JobName != "waiter" || !rows[0].EstimatedStart.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("ready rows %+v, want waiter's estimated at the overlap's end %v", rows, t0.Add(time.Minute))
+	}
+}

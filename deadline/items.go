@@ -3,7 +3,10 @@ package deadline
 import (
 	"github.com/ejcloud/elasticjob/clock"
 	"github.com/ejcloud/elasticjob/estimate"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
+	"github.com/ejcloud/elasticjob/registry"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // waitingItem is one waiting execution as Places orders and estimates it
@@ -40,7 +43,10 @@ func (a waitingItem) before(b waitingItem) bool {
 }
 
 // waitingByNamespace is every waiting execution of a known job, by its
-// namespace: failovers one shard each, a ready entry all its shards.
+// namespace: failovers one shard each, a ready entry all its shards, or a
+// DAEMON job's the shards not running (as the launch round launches them),
+// which free the old tasks of those moving with an overlap as they start
+// (State.Retiring).
 func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingItem {
 	size := map[string]int{} // each namespace's list made once, to its length
 	for _, f := range st.Failover {
@@ -66,9 +72,10 @@ func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingIt
 		if !ok {
 			continue
 		}
-		n := float64(c.ShardingTotalCount)
+		n, moving := readyShards(c, st.Running[r.Job], st.Retiring[r.Job])
 		byNS[namespace.Of(r.Job)] = append(byNS[namespace.Of(r.Job)], waitingItem{r.Job, -1, clock.UnixNano(r.Since), clock.UnixNano(r.NotBefore),
-			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job))}})
+			estimate.Entry{Needs: estimate.Res{CPUs: c.CPUCount * n, MemMB: c.MemoryMB * n}, Run: expectedRun(c, typ(r.Job)),
+				Frees: estimate.Res{CPUs: c.CPUCount * moving, MemMB: c.MemoryMB * moving}}})
 	}
 	for ns, items := range byNS {
 		if len(items) == 0 {
@@ -76,4 +83,27 @@ func waitingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]waitingIt
 		}
 	}
 	return byNS
+}
+
+// readyShards is how many shards a ready entry of c launches: all of them,
+// or a DAEMON job's that are not running when some are; and how many of
+// those are moving with an overlap (a retiring task stands for the shard
+// until its replacement starts).
+func readyShards(c jobs.Config, running map[int]task.Entry, retiring map[int]registry.Retiring) (n, moving float64) {
+	if c.JobExecutionType != jobs.Daemon || len(running) == 0 && len(retiring) == 0 {
+		return float64(c.ShardingTotalCount), 0
+	}
+	for i := range c.ShardingTotalCount {
+		if _, busy := running[i]; busy {
+			continue
+		}
+		n++
+		if _, ok := retiring[i]; ok {
+			moving++
+		}
+	}
+	if n == 0 {
+		return float64(c.ShardingTotalCount), 0 // nothing to launch: the round says why it waits
+	}
+	return n, moving
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -35,6 +36,14 @@ type State struct {
 	Ready    []queue.Ready
 	Failover []queue.Failover
 	Running  map[string]map[int]task.Entry
+	// Retiring are the old tasks of DAEMON shards moving with a declared
+	// overlap (job → shard → its record). Each holds its resources beside
+	// the running work: until its overlap ends (StartBy) when its
+	// replacement is launched, since one of the shard's two tasks stops by
+	// then (the old one once the new one runs, else the new one as the
+	// move is given up); until its replacement starts when that still
+	// waits (the job's ready entry, which frees it then).
+	Retiring map[string]map[int]registry.Retiring
 	// Capacity is what each namespace may hold (CapacityOf its record):
 	// its waiting work may take now what its running work leaves of it. A
 	// namespace not in it is taken to have nothing free now (it waits:
@@ -185,7 +194,9 @@ func eachPlace(now time.Time, st State, cfg Jobs, typ Typicals, fn func(it *wait
 }
 
 // holdingByNamespace is what every running shard of a known job holds and
-// when it is expected to end, by namespace.
+// when it is expected to end, by namespace, and every retiring task
+// (State.Retiring) with the end of its overlap, or none of its own when
+// its replacement still waits (its start frees it: waitingByNamespace).
 func holdingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]estimate.Holding {
 	holding := map[string][]estimate.Holding{}
 	for job, shards := range st.Running {
@@ -198,6 +209,19 @@ func holdingByNamespace(st State, cfg Jobs, typ Typicals) map[string][]estimate.
 			end, _ := estimate.End(e.LaunchedAt, t, time.Duration(c.TimeoutSeconds)*time.Second)
 			holding[namespace.Of(job)] = append(holding[namespace.Of(job)], estimate.Holding{
 				Holds: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}, End: end})
+		}
+	}
+	for job, shards := range st.Retiring {
+		c, ok := cfg(job)
+		if !ok {
+			continue
+		}
+		for item, r := range shards {
+			h := estimate.Holding{Holds: estimate.Res{CPUs: c.CPUCount, MemMB: c.MemoryMB}}
+			if _, launched := st.Running[job][item]; launched {
+				h.End = r.StartBy
+			}
+			holding[namespace.Of(job)] = append(holding[namespace.Of(job)], h)
 		}
 	}
 	return holding

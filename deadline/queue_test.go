@@ -10,6 +10,7 @@ import (
 	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/queue"
+	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/task"
 )
 
@@ -95,6 +96,79 @@ func BenchmarkPlaces100k(b *testing.B) {
 		if p := Places(t0, st, cfg, typ); len(p) != 100_000 {
 			b.Fatal(len(p))
 		}
+	}
+}
+
+// A DAEMON shard moving with a declared overlap: its old task (retiring)
+// holds its share of the namespace's capacity beside the running work:
+// until its overlap ends (startBy) once its replacement is launched, until
+// the replacement starts while that waits; so the work waiting behind a
+// move is estimated at the instant the move frees its namespace.
+func TestPlacesCountRetiringTasks(t *testing.T) {
+	feed := func(shards int) jobs.Config {
+		return jobs.Config{JobName: "a~feed", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: shards, JobExecutionType: jobs.Daemon}
+	}
+	batch := jobs.Config{JobName: "a~batch", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 600}
+	other := jobs.Config{JobName: "a~other", CPUCount: 1, MemoryMB: 100, ShardingTotalCount: 1, TimeoutSeconds: 300}
+	typ := func(string) estimate.Typical { return estimate.Typical{} }
+	old := func(item int) map[int]registry.Retiring {
+		return map[int]registry.Retiring{item: {Entry: task.Entry{TaskID: "old", LaunchedAt: t0.Add(-time.Hour)}, Since: t0, StartBy: t0.Add(2 * time.Minute)}}
+	}
+	capacity := func(cpus float64) map[string]estimate.Res {
+		return map[string]estimate.Res{"a": {CPUs: cpus, MemMB: 10000}}
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Jobs
+		st   State
+		want map[string]time.Time
+	}{
+		{
+			// 2 CPUs: the replacement runs 1 (no end known) and the old task
+			// 1 until its startBy: batch starts then, not now
+			name: "replacement launched", cfg: cfgs(feed(1), batch),
+			st: State{Ready: []queue.Ready{{Job: "a~batch", Since: t0}}, Capacity: capacity(2),
+				Running:  map[string]map[int]task.Entry{"a~feed": {0: {TaskID: "new", LaunchedAt: t0}}},
+				Retiring: map[string]map[int]registry.Retiring{"a~feed": old(0)}},
+			want: map[string]time.Time{"a~batch": t0.Add(2 * time.Minute)},
+		},
+		{
+			// 2 CPUs: other (ends at 5 min) and the old task hold them; the
+			// older batch starts when other ends, the replacement after batch
+			name: "replacement waiting behind older work", cfg: cfgs(feed(1), batch, other),
+			st: State{Ready: []queue.Ready{{Job: "a~batch", Since: t0}, {Job: "a~feed", Since: t0.Add(time.Second)}}, Capacity: capacity(2),
+				Running:  map[string]map[int]task.Entry{"a~other": {0: {TaskID: "o", LaunchedAt: t0}}},
+				Retiring: map[string]map[int]registry.Retiring{"a~feed": old(0)}},
+			want: map[string]time.Time{"a~batch": t0.Add(5 * time.Minute), "a~feed": t0.Add(15 * time.Minute)},
+		},
+		{
+			// 1.5 CPUs: the old task holds 1, and the replacement needs 1
+			// more: it waits at the limit until it is raised (or the move
+			// is given up), not known, where it was said to start at once
+			name: "replacement waiting at the limit", cfg: cfgs(feed(1)),
+			st: State{Ready: []queue.Ready{{Job: "a~feed", Since: t0}}, Capacity: capacity(1.5),
+				Retiring: map[string]map[int]registry.Retiring{"a~feed": old(0)}},
+			want: map[string]time.Time{"a~feed": {}},
+		},
+		{
+			// 3 CPUs: feed's shard 0 runs, shard 1's old task holds 1; the
+			// replacement needs that one shard, and its start stops the old
+			// task, so batch behind it starts at once too
+			name: "replacement frees its old task", cfg: cfgs(feed(2), batch),
+			st: State{Ready: []queue.Ready{{Job: "a~feed", Since: t0}, {Job: "a~batch", Since: t0.Add(time.Second)}}, Capacity: capacity(3),
+				Running:  map[string]map[int]task.Entry{"a~feed": {0: {TaskID: "f0", LaunchedAt: t0}}},
+				Retiring: map[string]map[int]registry.Retiring{"a~feed": old(1)}},
+			want: map[string]time.Time{"a~feed": t0, "a~batch": t0},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Places(t0, tc.st, tc.cfg, typ)
+			for k, want := range tc.want {
+				if g := p[k]; !g.EstimatedStart.Equal(want) {
+					t.Errorf("%s: %v, want %v", k, g.EstimatedStart, want)
+				}
+			}
+		})
 	}
 }
 

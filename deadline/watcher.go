@@ -202,6 +202,9 @@ func (w *Watcher) state(ctx context.Context) (State, error) {
 	if st.Running, err = w.Registry.Work().RunningTasks(ctx); err != nil {
 		return st, fmt.Errorf("deadlines: read the running tasks: %w", err)
 	}
+	if st.Retiring, err = w.Registry.Work().RetiringTasks(ctx); err != nil {
+		return st, fmt.Errorf("deadlines: read the retiring tasks: %w", err)
+	}
 	recs, err := w.Registry.Tenancy().Namespaces(ctx)
 	if err != nil {
 		return st, fmt.Errorf("deadlines: read the namespaces: %w", err)

@@ -25,10 +25,14 @@ type Holding struct {
 
 // Entry is waiting work: what it needs to start (all its shards) and how
 // long it is expected to run once started (Run, its job's p90; zero: not
-// known, what it takes is not given back within the estimate).
+// known, what it takes is not given back within the estimate). Frees is
+// what its start gives back at once: the old tasks of DAEMON shards moving
+// with an overlap, which stop as their replacements (this entry) run, so
+// that the move holds each shard once beyond that instant, not twice.
 type Entry struct {
 	Needs Res
 	Run   time.Duration
+	Frees Res
 }
 
 // Starts estimates when each waiting entry starts, taken in order (its
@@ -36,7 +40,8 @@ type Entry struct {
 // free is what the entries may take now; each running holding gives back
 // what it holds at its expected end (at now when that end has passed);
 // an entry starts at the first instant what was given back covers its
-// needs, and gives them back at its own expected end. An entry whose
+// needs, gives back what it Frees then, and its needs at its own expected
+// end. An entry whose
 // needs nothing known would cover, and every entry after it, gets the
 // zero time (not known).
 func Starts(now time.Time, free Res, running []Holding, waiting []Entry) []time.Time {
@@ -61,8 +66,8 @@ func Starts(now time.Time, free Res, running []Holding, waiting []Entry) []time.
 			avail.MemMB += x.res.MemMB
 		}
 		out[i] = t
-		avail.CPUs -= e.Needs.CPUs
-		avail.MemMB -= e.Needs.MemMB
+		avail.CPUs -= e.Needs.CPUs - e.Frees.CPUs
+		avail.MemMB -= e.Needs.MemMB - e.Frees.MemMB
 		if e.Run > 0 {
 			heap.Push(&ends, ending{at: t.Add(e.Run), res: e.Needs})
 		}
@@ -248,10 +253,10 @@ func StartsShared(now time.Time, free, total Res, groups []Group) [][]time.Time 
 		}
 		out[pick][next[pick]] = t
 		next[pick]++
-		avail.CPUs -= e.Needs.CPUs
-		avail.MemMB -= e.Needs.MemMB
-		held[pick].CPUs += e.Needs.CPUs
-		held[pick].MemMB += e.Needs.MemMB
+		avail.CPUs -= e.Needs.CPUs - e.Frees.CPUs
+		avail.MemMB -= e.Needs.MemMB - e.Frees.MemMB
+		held[pick].CPUs += e.Needs.CPUs - e.Frees.CPUs
+		held[pick].MemMB += e.Needs.MemMB - e.Frees.MemMB
 		if e.Run > 0 {
 			heap.Push(&ends, groupEnd{ending{at: t.Add(e.Run), res: e.Needs}, pick})
 		}

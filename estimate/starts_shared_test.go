@@ -37,3 +37,23 @@ func TestStartsShared(t *testing.T) {
 		t.Errorf("weighted: %v", got)
 	}
 }
+
+// A DAEMON shard's replacement frees its old task as it starts: the pool
+// gets it back then, so the move holds its shard once and the work behind
+// it starts (without it, never: nothing else would free the pool).
+func TestStartsSharedMoveFreesItsOldTask(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	total := Res{CPUs: 2, MemMB: 1000}
+	groups := []Group{
+		{Running: []Holding{{Holds: Res{CPUs: 1}}}, // the old task: it ends only as its replacement runs
+			Waiting: []Entry{{Needs: Res{CPUs: 1}, Frees: Res{CPUs: 1}}, {Needs: Res{CPUs: 1}, Run: time.Minute}}},
+		{Waiting: []Entry{{Needs: Res{CPUs: 1}, Run: time.Minute}}},
+	}
+	got := StartsShared(t0, Res{CPUs: 1, MemMB: 1000}, total, groups)
+	// group 1 (share 0) takes the free CPU now; at 1 min it is back, the
+	// replacement takes it and gives the old task's back at once, and the
+	// entry behind it starts then too.
+	if !got[1][0].Equal(t0) || !got[0][0].Equal(t0.Add(time.Minute)) || !got[0][1].Equal(t0.Add(time.Minute)) {
+		t.Errorf("starts: %v", got)
+	}
+}

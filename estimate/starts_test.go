@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// en is an entry that frees nothing as it starts.
+func en(needs Res, run time.Duration) Entry { return Entry{Needs: needs, Run: run} }
+
 func TestStarts(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
@@ -18,15 +21,20 @@ func TestStarts(t *testing.T) {
 		waiting []Entry
 		want    []time.Time
 	}{
-		{"free now", one, nil, []Entry{{one, time.Minute}}, []time.Time{now}},
-		{"after the holder", Res{}, []Holding{{one, at(5)}}, []Entry{{one, 10 * time.Minute}, {one, time.Minute}},
+		{"free now", one, nil, []Entry{en(one, time.Minute)}, []time.Time{now}},
+		{"after the holder", Res{}, []Holding{{one, at(5)}}, []Entry{en(one, 10*time.Minute), en(one, time.Minute)},
 			[]time.Time{at(5), at(15)}},
-		{"needs two ends", Res{}, []Holding{{one, at(3)}, {one, at(7)}}, []Entry{{two, time.Minute}}, []time.Time{at(7)}},
+		{"needs two ends", Res{}, []Holding{{one, at(3)}, {one, at(7)}}, []Entry{en(two, time.Minute)}, []time.Time{at(7)}},
 		{"in order: a small one behind waits too", Res{}, []Holding{{one, at(3)}, {one, at(7)}},
-			[]Entry{{two, time.Minute}, {one, time.Minute}}, []time.Time{at(7), at(8)}},
-		{"overdue holder ends now", Res{}, []Holding{{one, now.Add(-time.Minute)}}, []Entry{{one, 0}}, []time.Time{now}},
-		{"not known", Res{}, []Holding{{one, time.Time{}}}, []Entry{{one, 0}, {one, 0}}, []time.Time{{}, {}}},
-		{"unknown run frees nothing", Res{}, []Holding{{one, at(1)}}, []Entry{{one, 0}, {one, 0}}, []time.Time{at(1), {}}},
+			[]Entry{en(two, time.Minute), en(one, time.Minute)}, []time.Time{at(7), at(8)}},
+		{"overdue holder ends now", Res{}, []Holding{{one, now.Add(-time.Minute)}}, []Entry{en(one, 0)}, []time.Time{now}},
+		{"not known", Res{}, []Holding{{one, time.Time{}}}, []Entry{en(one, 0), en(one, 0)}, []time.Time{{}, {}}},
+		{"unknown run frees nothing", Res{}, []Holding{{one, at(1)}}, []Entry{en(one, 0), en(one, 0)}, []time.Time{at(1), {}}},
+		// A DAEMON shard moving with an overlap: its old task (held, with no end of its own)
+		// stops as its replacement starts, so the entry behind starts at the holder's end,
+		// not never.
+		{"a move's replacement frees its old task", Res{}, []Holding{{one, at(2)}, {one, time.Time{}}},
+			[]Entry{{Needs: one, Frees: one}, en(one, 0)}, []time.Time{at(2), at(2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Starts(now, tc.free, tc.running, tc.waiting)

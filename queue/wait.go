@@ -108,10 +108,17 @@ func WaitKey(failover bool, job string, item int) string {
 // are expected to end.
 type Holder struct {
 	Job    string    `json:"jobName"`          // round.OtherWork when round.Redact hid it
-	Shards int       `json:"shards"`           // its running tasks on those agents
-	TaskID string    `json:"taskId,omitempty"` // the oldest of them ("" when round.Redact hid it)
+	Shards int       `json:"shards"`           // its shards with tasks on those agents
+	TaskID string    `json:"taskId,omitempty"` // the oldest of the tasks ("" when round.Redact hid it)
 	Holds  Res       `json:"holds"`            // what they hold (their tasks' resources)
 	Since  time.Time `json:"runningSince"`
+	// Moving counts the shards of Shards moving to another cluster with a
+	// declared overlap whose old task runs beside its replacement there:
+	// Holds has both tasks (both count against the namespace's limits), and
+	// one of the two stops by MoveEndsBy at the latest (the old one once
+	// the new one runs, else the new one as the move is given up).
+	Moving     int       `json:"moving,omitempty"`
+	MoveEndsBy time.Time `json:"moveEndsBy,omitzero"`
 	// ExpectedEnd is when they are expected to end (zero: not known),
 	// from the P90 of the job's recent runs (TypicalMs), or its timeout
 	// (Basis).

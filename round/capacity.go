@@ -286,7 +286,7 @@ func (s *spaces) setup(v *View, cands []cand, cluster emptyCluster, m *offers.Ma
 		s.hold(job, shards, false)
 	}
 	for job, shards := range s.v.Retiring {
-		s.hold(job, shards, true)
+		s.hold(job, retiringTasks(shards), true)
 	}
 	// Each executor counts against its app's namespace, once per agent,
 	// an idle one too: it holds its share until it exits.

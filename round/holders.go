@@ -42,13 +42,13 @@ func (o *occupancy) holders(c *cand) []queue.Holder {
 // holdersFor names the running work on the agents whose total holds need,
 // soonest expected end first (at most maxHolders).
 func (o *occupancy) holdersFor(need offers.Resources) []queue.Holder {
-	by := map[string]*queue.Holder{}
+	by := map[string]*holding{}
 	for _, a := range o.cluster {
 		if !need.Fits(a.Total) {
 			continue
 		}
 		for _, rt := range o.tasksByAgent()[a.ID] {
-			addHolder(by, rt)
+			o.addHolder(by, rt)
 		}
 	}
 	return o.sortHolders(by)
@@ -57,38 +57,72 @@ func (o *occupancy) holdersFor(need offers.Resources) []queue.Holder {
 // holdersWhere names the running work of the jobs keep selects, on any
 // agent (a namespace's own work, for a wait at its limit).
 func (o *occupancy) holdersWhere(keep func(job string) bool) []queue.Holder {
-	by := map[string]*queue.Holder{}
-	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
+	by := map[string]*holding{}
+	o.v.eachHeld(func(job string, shards map[int]task.Entry, retiring bool) {
 		if !keep(job) {
 			return
 		}
 		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		for _, e := range shards {
-			addHolder(by, runTask{job: job, entry: e, res: res})
+		for item, e := range shards {
+			o.addHolder(by, runTask{job: job, item: item, entry: e, res: res, retiring: retiring})
 		}
 	})
 	return o.sortHolders(by)
 }
 
-func addHolder(by map[string]*queue.Holder, rt runTask) {
+// holding gathers one job's tasks into its holder. A shard in a move's overlap may have
+// both its running task and its retiring one (View.Retiring) among them: both hold, and
+// count against the namespace, but it is one shard (moving notes which it has).
+type holding struct {
+	queue.Holder
+	tasks  int
+	moving map[int]uint8 // shard in an overlap → heldRunning | heldRetiring (nil: none)
+}
+
+const (
+	heldRunning uint8 = 1 << iota
+	heldRetiring
+)
+
+func (o *occupancy) addHolder(by map[string]*holding, rt runTask) {
 	h := by[rt.job]
 	if h == nil {
-		h = &queue.Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}
+		h = &holding{Holder: queue.Holder{Job: rt.job, Since: rt.entry.LaunchedAt, TaskID: rt.entry.TaskID}}
 		by[rt.job] = h
 	}
-	h.Shards++
+	h.tasks++
+	if _, moving := o.v.Retiring[rt.job][rt.item]; moving {
+		if h.moving == nil {
+			h.moving = map[int]uint8{}
+		}
+		if rt.retiring {
+			h.moving[rt.item] |= heldRetiring
+		} else {
+			h.moving[rt.item] |= heldRunning
+		}
+	}
 	h.Holds = queue.Res{CPUs: h.Holds.CPUs + rt.res.CPU.Cores(), MemMB: h.Holds.MemMB + rt.res.MemMB}
 	if rt.entry.LaunchedAt.Before(h.Since) || (rt.entry.LaunchedAt.Equal(h.Since) && rt.entry.TaskID < h.TaskID) {
 		h.Since, h.TaskID = rt.entry.LaunchedAt, rt.entry.TaskID
 	}
 }
 
-// sortHolders gives the holders their expected ends, soonest first, at
-// most maxHolders.
-func (o *occupancy) sortHolders(by map[string]*queue.Holder) []queue.Holder {
+// sortHolders gives the holders their shards (a moving one once, noted Moving, its
+// overlap's end MoveEndsBy) and expected ends, soonest first, at most maxHolders.
+func (o *occupancy) sortHolders(by map[string]*holding) []queue.Holder {
 	out := make([]queue.Holder, 0, len(by))
-	for _, h := range by {
+	for _, hg := range by {
+		h := &hg.Holder
+		for item, held := range hg.moving {
+			if held == heldRunning|heldRetiring {
+				h.Moving++
+				if until := o.v.Retiring[h.Job][item].Until; until.After(h.MoveEndsBy) {
+					h.MoveEndsBy = until
+				}
+			}
+		}
+		h.Shards = hg.tasks - h.Moving
 		cfg, _, _ := o.v.Jobs.Lookup(h.Job)
 		typical := o.v.Typical[h.Job]
 		timeout := time.Duration(cfg.TimeoutSeconds) * time.Second
@@ -136,9 +170,14 @@ func (o *occupancy) withHolders(c *cand, w queue.Wait) queue.Wait {
 }
 
 // words: "job x (1 shard, 2 CPUs and 256 MB) until it ends, expected by
-// 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s)".
+// 2026-11-25T00:00:08Z (the p90 of its recent runs: 8s)"; a moving shard:
+// "job d (1 shard, moving: old and new task, one of them until
+// 2026-11-25T00:01:00Z at the latest; 2 CPUs and 256 MB) until it ends …".
 func holderWords(h queue.Holder) string {
 	s := fmt.Sprintf("%s (%s, %s) until it ends", holderName(h), plural(h.Shards, "shard"), resWords(h.Holds))
+	if h.Moving > 0 {
+		s = fmt.Sprintf("%s (%s, %s; %s) until it ends", holderName(h), plural(h.Shards, "shard"), movingWords(h), resWords(h.Holds))
+	}
 	switch h.Basis {
 	case estimate.BasisP90:
 		s += fmt.Sprintf(", expected by %s (the p90 of its recent runs: %s)", fmtUntil(h.ExpectedEnd), time.Duration(h.TypicalMs)*time.Millisecond)
@@ -160,9 +199,29 @@ func Summary(w queue.Wait, now time.Time) string {
 	}
 	s := "waits for " + resWords(*w.Needs)
 	for _, h := range w.Holders {
-		s += fmt.Sprintf("; %s holds %s until it ends (%s)", holderName(h), resWords(h.Holds), holderProgress(h, now))
+		moving := ""
+		if h.Moving > 0 {
+			moving = " (" + movingWords(h) + ")"
+		}
+		s += fmt.Sprintf("; %s holds %s%s until it ends (%s)", holderName(h), resWords(h.Holds), moving, holderProgress(h, now))
 	}
 	return s
+}
+
+// movingWords words a holder's shards in a move's overlap: "moving: old and new task,
+// one of them until T at the latest"; of several shards, "1 of them moving: old and new
+// task, one of the two until T at the latest" or "2 of them moving: old and new task
+// each, one of each until T at the latest". Both tasks are in what the holder holds:
+// both count against its namespace until then.
+func movingWords(h queue.Holder) string {
+	by := fmtUntil(h.MoveEndsBy) + " at the latest"
+	switch {
+	case h.Shards == 1:
+		return "moving: old and new task, one of them until " + by
+	case h.Moving == 1:
+		return "1 of them moving: old and new task, one of the two until " + by
+	}
+	return fmt.Sprintf("%d of them moving: old and new task each, one of each until %s", h.Moving, by)
 }
 
 // name: "job x", or OtherWork for another namespace's work Redact hid.

@@ -26,9 +26,11 @@ type occupancy struct {
 
 // runTask is a running (or retiring) task with the resources it holds.
 type runTask struct {
-	job   string
-	entry task.Entry
-	res   offers.Resources
+	job      string
+	item     int
+	entry    task.Entry
+	res      offers.Resources
+	retiring bool
 }
 
 // tasksByAgent indexes the running tasks by agent (once per round).
@@ -37,11 +39,11 @@ func (o *occupancy) tasksByAgent() map[string][]runTask {
 		return o.byAgent
 	}
 	o.byAgent = map[string][]runTask{}
-	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
+	o.v.eachHeld(func(job string, shards map[int]task.Entry, retiring bool) {
 		cfg, _, _ := o.v.Jobs.Lookup(job)
 		res := offers.Resources{CPU: offers.CPUs(cfg.CPUCount), MemMB: offers.MemMB(cfg.MemoryMB)}
-		for _, e := range shards {
-			o.byAgent[e.AgentID] = append(o.byAgent[e.AgentID], runTask{job: job, entry: e, res: res})
+		for item, e := range shards {
+			o.byAgent[e.AgentID] = append(o.byAgent[e.AgentID], runTask{job: job, item: item, entry: e, res: res, retiring: retiring})
 		}
 	})
 	return o.byAgent
@@ -69,7 +71,7 @@ func (o *occupancy) executorsByAgent() map[string][]execRun {
 		seen[k] = true
 		o.execs[k.AgentID] = append(o.execs[k.AgentID], execRun{app: k.App, res: offers.Resources{CPU: offers.CPUs(a.CPUCount), MemMB: offers.MemMB(a.MemoryMB)}})
 	}
-	o.v.eachHeld(func(job string, shards map[int]task.Entry) {
+	o.v.eachHeld(func(job string, shards map[int]task.Entry, _ bool) {
 		_, a, _ := o.v.Jobs.Lookup(job)
 		if a.AppName == "" {
 			return // unknown: nothing to charge

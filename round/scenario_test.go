@@ -168,16 +168,20 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			}
 			v.Running[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-task-%d", arg(1), item), State: st, AgentID: m["agent"],
 				LaunchedAt: at(m["since"]), KilledBy: m["killedby"]}
-		case "retiring": // retiring JOB item=N agent=A since=T: a DAEMON shard's old task, its move overlapping
+		case "retiring": // retiring JOB item=N agent=A since=T [until=T]: a DAEMON shard's old task, its move overlapping until its startBy
 			if v.Retiring == nil {
-				v.Retiring = map[string]map[int]task.Entry{}
+				v.Retiring = map[string]map[int]Retiring{}
 			}
 			if v.Retiring[arg(1)] == nil {
-				v.Retiring[arg(1)] = map[int]task.Entry{}
+				v.Retiring[arg(1)] = map[int]Retiring{}
 			}
 			item := int(num(m["item"]))
-			v.Retiring[arg(1)][item] = task.Entry{TaskID: fmt.Sprintf("%s-old-%d", arg(1), item), State: task.Running, AgentID: m["agent"],
-				LaunchedAt: at(m["since"])}
+			r := Retiring{Entry: task.Entry{TaskID: fmt.Sprintf("%s-old-%d", arg(1), item), State: task.Running, AgentID: m["agent"],
+				LaunchedAt: at(m["since"])}}
+			if s := m["until"]; s != "" {
+				r.Until = at(s)
+			}
+			v.Retiring[arg(1)][item] = r
 		case "typical": // typical JOB runs=N p90=SECONDS: what the job's recent runs took
 			if v.Typical == nil {
 				v.Typical = map[string]estimate.Typical{}

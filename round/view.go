@@ -45,7 +45,7 @@ type View struct {
 	// resources until it ends: it counts in its namespace's usage, against its guarantees
 	// and limits, and in what its agent has free, so that an overlap never lets a
 	// namespace hold more than its limit, even for the seconds a replacement takes.
-	Retiring map[string]map[int]task.Entry
+	Retiring map[string]map[int]Retiring
 
 	Offers []offers.Offer // the resources on offer
 	// Executors are the apps' executors running (or launched) per agent,
@@ -179,13 +179,30 @@ type Reservation struct {
 	Held  offers.Resources // held for it this round
 }
 
+// Retiring is a DAEMON shard's old task during its move's overlap, and the overlap's
+// end (the record's startBy): with its replacement launched, one of the two tasks stops
+// by Until (the old one once the new one runs, else the new one as the move is given up).
+type Retiring struct {
+	task.Entry
+	Until time.Time
+}
+
 // eachHeld calls f with each job's tasks that hold resources: its running entries, then
-// its retiring ones (Retiring).
-func (v *View) eachHeld(f func(job string, tasks map[int]task.Entry)) {
+// its retiring ones (Retiring; retiring true).
+func (v *View) eachHeld(f func(job string, tasks map[int]task.Entry, retiring bool)) {
 	for job, shards := range v.Running {
-		f(job, shards)
+		f(job, shards, false)
 	}
 	for job, shards := range v.Retiring {
-		f(job, shards)
+		f(job, retiringTasks(shards), true)
 	}
+}
+
+// retiringTasks is a job's retiring tasks as tasks (a move's few: made as asked).
+func retiringTasks(shards map[int]Retiring) map[int]task.Entry {
+	out := make(map[int]task.Entry, len(shards))
+	for item, r := range shards {
+		out[item] = r.Entry
+	}
+	return out
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
-	"github.com/ejcloud/elasticjob/task"
 )
 
 // launcher runs launch rounds: read a view (the queues, the catalog, the
@@ -208,15 +207,15 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 }
 
 // retiringEntries is the retiring records as the round counts them (nil: none).
-func retiringEntries(all map[string]map[int]registry.Retiring) map[string]map[int]task.Entry {
+func retiringEntries(all map[string]map[int]registry.Retiring) map[string]map[int]round.Retiring {
 	if len(all) == 0 {
 		return nil
 	}
-	out := make(map[string]map[int]task.Entry, len(all))
+	out := make(map[string]map[int]round.Retiring, len(all))
 	for job, items := range all {
-		m := make(map[int]task.Entry, len(items))
+		m := make(map[int]round.Retiring, len(items))
 		for item, r := range items {
-			m[item] = r.Entry
+			m[item] = round.Retiring{Entry: r.Entry, Until: r.StartBy}
 		}
 		out[job] = m
 	}
