@@ -72,11 +72,21 @@ func (x *executorAPI) findExecutor(a *agent, call *execpb.Call, token string) (*
 	return e, nil
 }
 
-// ownTask refuses an update an executor sends for a task of another
-// executor.
+// ownTask refuses an update an executor sends for a task the agent did
+// not launch into it: another executor's (403), or one the agent does not
+// hold (400). An executor's own token is within reach of a compromised
+// executor, and every id the agent took would be a task in its memory and
+// an open records file below its checkpoint until it ended; every task an
+// executor legitimately reports is one the agent holds, the recovered
+// executor's too (its checkpoint lists them), and one removed since had
+// every update acknowledged by the scheduler.
 func ownTask(e *executor, st mesos.TaskStatus) *httpError {
-	if t := e.fw.tasks[st.TaskID.Value]; t != nil && t.exec != nil && t.exec != e {
-		return errorf(http.StatusForbidden, "Forbidden: task %s is not executor %s's", st.TaskID.Value, e.id)
+	id := st.TaskID.Value
+	if t := e.fw.tasks[id]; t != nil && t.exec != nil && t.exec != e {
+		return errorf(http.StatusForbidden, "Forbidden: task %s is not executor %s's", id, e.id)
+	}
+	if e.tasks[id] == nil {
+		return errorf(http.StatusBadRequest, "Task %s is not one this agent launched into executor %s", id, e.id)
 	}
 	return nil
 }
@@ -179,6 +189,7 @@ func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *h
 		return herr
 	}
 	if herr := checkCall(e, call); herr != nil {
+		x.refused(e, herr)
 		return herr
 	}
 	x.applyCall(a, e, call)
@@ -216,6 +227,12 @@ func checkCall(e *executor, call *execpb.Call) *httpError {
 		return nil
 	}
 	return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
+}
+
+// refused logs a call of executor e that checkCall refused: a refusal
+// is a fault of the executor, or an executor probing the agent.
+func (x *executorAPI) refused(e *executor, herr *httpError) {
+	x.c.log.Warn("refused an executor's call", "framework_id", e.fw.id, "executor_id", e.id, "code", herr.code, "err", herr.msg)
 }
 
 // applyCall applies a call checkCall passed.
@@ -270,6 +287,7 @@ func (x *executorAPI) executorBatch(a *agent, batch []*execpb.Call, token string
 	}
 	for i, call := range batch {
 		if herr := checkCall(e, call); herr != nil {
+			x.refused(e, herr)
 			return errorf(herr.code, "Call %d of the batch: %s", i, herr.msg)
 		}
 	}
@@ -334,11 +352,12 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	return nil
 }
 
-// validTaskID refuses a task id that is not a Mesos task id. An executor
-// may report a task the agent does not know, whose records the agent
-// (root, under Tenancy) then keeps in a file named by the id below its
-// checkpoint (taskMeta): an id such as ../../../etc/x would name a file
-// anywhere, created, appended to and removed by root.
+// validTaskID refuses a task id that is not a Mesos task id. The agent
+// (root, under Tenancy) keeps a task's records in a file named by its id
+// below the checkpoint (taskMeta), where an id such as ../../../etc/x
+// would name a file anywhere; ownTask already takes only tasks the agent
+// holds, and this check keeps an executor's id from ever reaching a path
+// should that change.
 func validTaskID(id string) *httpError {
 	if err := validateID(id); err != nil {
 		return errorf(http.StatusBadRequest, "Task ID %q is invalid: %v", id, err)
@@ -346,18 +365,10 @@ func validTaskID(id string) *httpError {
 	return nil
 }
 
-// executorUpdate routes an executor's status update into its task's stream;
-// updates for tasks this agent does not know are still forwarded reliably.
+// executorUpdate routes an executor's status update into its task's
+// stream; ownTask passed it, so the task is the executor's.
 func (x *executorAPI) executorUpdate(e *executor, st mesos.TaskStatus) {
-	t := e.fw.tasks[st.TaskID.Value]
-	if t == nil {
-		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: x.c.nextID(), released: true, launched: true}
-		e.fw.tasks[st.TaskID.Value] = t
-		e.tasks[st.TaskID.Value] = t
-		if e.ck != nil {
-			e.ck.task(t, false)
-		}
-	}
+	t := e.tasks[st.TaskID.Value]
 	t.launched = true
 	x.c.statusUpdate(t, st, true)
 }

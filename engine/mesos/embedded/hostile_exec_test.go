@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -64,10 +65,64 @@ func TestHostileUpdateTaskIDs(t *testing.T) {
 			t.Fatalf("a refused update reached the scheduler: %q", ev.Update.Status.TaskID.Value)
 		}
 	}
-	// A made-up id that is a task id stays the executor's to report, as in
-	// Mesos (its records below the run's checkpoint).
-	if code, body := execCall(t, c, updateCall(s.fwID, "A", "made-up", mesos.TASK_RUNNING), tok); code != http.StatusAccepted {
-		t.Fatalf("UPDATE of a made-up task id: %d %s", code, body)
+}
+
+// TestHostileUpdatesOfTasksNotLaunched: an executor holds its own token
+// (its tasks cannot read it, but a compromised executor can) and could
+// name task ids of its own making in its UPDATEs; each would be a task in
+// the agent's memory and an open records file below its checkpoint until
+// it ended. Only tasks the agent launched into that executor are taken:
+// made-up ids are refused (400) alone, in a batch and as a re-subscribing
+// executor's unacknowledged updates, and leave nothing behind.
+func TestHostileUpdatesOfTasksNotLaunched(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, checkpointing(""))
+	s.launch(s.offer(), taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.25, 32))
+	s.ack(s.update("a1"))
+	tok := executorToken(t, c, "A")
+
+	sub := &execpb.Call{Type: execpb.Call_SUBSCRIBE, FrameworkID: mesos.FrameworkID{Value: s.fwID},
+		ExecutorID: mesos.ExecutorID{Value: "A"}, Subscribe: &execpb.Call_Subscribe{}}
+	for i := range 200 {
+		id := fmt.Sprintf("made-up-%d", i)
+		if code, body := execCall(t, c, updateCall(s.fwID, "A", id, mesos.TASK_RUNNING), tok); code != http.StatusBadRequest {
+			t.Fatalf("UPDATE of made-up task %s: %d %s, want 400", id, code, body)
+		}
+		if i < 5 {
+			if code, body := batchCall(t, c, tok, "application/x-protobuf", nil,
+				updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING), updateCall(s.fwID, "A", id, mesos.TASK_RUNNING)); code != http.StatusBadRequest {
+				t.Fatalf("a batch with made-up task %s: %d %s, want 400", id, code, body)
+			}
+		}
+		sub.Subscribe.UnacknowledgedUpdates = append(sub.Subscribe.UnacknowledgedUpdates, *updateCall(s.fwID, "A", "replayed-"+id, mesos.TASK_RUNNING).Update)
+	}
+	execSubscribe(t, c, sub, tok)
+
+	c.mu.Lock()
+	var tasks []string
+	for id := range c.frameworks[s.fwID].tasks {
+		tasks = append(tasks, id)
+	}
+	var meta string
+	for _, e := range c.frameworks[s.fwID].executors {
+		meta = e.meta
+	}
+	c.mu.Unlock()
+	if len(tasks) != 1 || tasks[0] != "a1" {
+		t.Fatalf("the agent holds tasks %v, want only a1", tasks)
+	}
+	ents, err := os.ReadDir(filepath.Join(meta, "tasks"))
+	if err != nil || len(ents) != 1 || ents[0].Name() != "a1.records" {
+		t.Fatalf("records below the checkpoint: %v %v, want a1's only", ents, err)
+	}
+	for _, ev := range s.barrier() {
+		if ev.Type == scheduler.Event_UPDATE && ev.Update.Status.TaskID.Value != "a1" {
+			t.Fatalf("a refused update reached the scheduler: %q", ev.Update.Status.TaskID.Value)
+		}
+	}
+	// Its own task's updates are still taken.
+	if code, body := execCall(t, c, updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING), tok); code != http.StatusAccepted {
+		t.Fatalf("UPDATE of its own task: %d %s", code, body)
 	}
 }
 
