@@ -141,7 +141,13 @@ func (x *executorAPI) executorSubscribed(e *executor, s executorConn, sub *execp
 		for _, u := range sub.UnacknowledgedUpdates {
 			herr := validTaskID(u.Status.TaskID.Value)
 			if herr == nil {
+				herr = validUpdateSize(u.Status)
+			}
+			if herr == nil {
 				herr = ownTask(e, u.Status)
+			}
+			if herr == nil {
+				herr = checkUpdateBound(e, u.Status, nil)
 			}
 			if herr != nil {
 				x.c.log.Warn("dropped a re-subscribing executor's update it may not send", "executor_id", e.id, "err", herr.msg)
@@ -188,7 +194,7 @@ func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *h
 	if herr != nil {
 		return herr
 	}
-	if herr := checkCall(e, call); herr != nil {
+	if herr := checkCall(e, call, nil); herr != nil {
 		x.refused(e, herr)
 		return herr
 	}
@@ -208,9 +214,38 @@ func (x *executorAPI) callingExecutor(a *agent, call *execpb.Call, token string)
 	return e, nil
 }
 
+// maxExecutorUpdates bounds the new updates (uuids) a task takes from its
+// executor, and maxUpdateBytes an update's data and message: each is a
+// record the agent (root) appends below its checkpoint, in a data
+// directory no tenant's disk limit measures, and an update held in memory
+// until the scheduler acknowledges it, so an executor sending update after
+// update for its own task would fill both. Ours sends three or four a
+// task, each of a few hundred bytes.
+const (
+	maxExecutorUpdates = 64
+	maxUpdateBytes     = 1 << 20
+)
+
+// checkUpdateBound refuses a new update of a task past maxExecutorUpdates;
+// batched counts the new ones of each task checked before it in the same
+// request (nil: none). A resent update (its uuid known) is not new.
+func checkUpdateBound(e *executor, st mesos.TaskStatus, batched map[string]int) *httpError {
+	t := e.tasks[st.TaskID.Value]
+	if classifyUpdate(t.acked, t.pending, st.UUID) != updateNew {
+		return nil
+	}
+	if t.fromExecutor+batched[st.TaskID.Value] >= maxExecutorUpdates {
+		return errorf(http.StatusTooManyRequests, "Task %s has had %d updates from its executor, the most one task may", st.TaskID.Value, maxExecutorUpdates)
+	}
+	if batched != nil {
+		batched[st.TaskID.Value]++
+	}
+	return nil
+}
+
 // checkCall refuses an UPDATE or MESSAGE call of executor e that may not
-// be applied; it changes nothing.
-func checkCall(e *executor, call *execpb.Call) *httpError {
+// be applied; it changes nothing. batched is checkUpdateBound's.
+func checkCall(e *executor, call *execpb.Call, batched map[string]int) *httpError {
 	switch call.Type {
 	case execpb.Call_UPDATE:
 		if call.Update == nil {
@@ -219,7 +254,10 @@ func checkCall(e *executor, call *execpb.Call) *httpError {
 		if herr := validateExecutorUpdate(call); herr != nil {
 			return herr
 		}
-		return ownTask(e, call.Update.Status)
+		if herr := ownTask(e, call.Update.Status); herr != nil {
+			return herr
+		}
+		return checkUpdateBound(e, call.Update.Status, batched)
 	case execpb.Call_MESSAGE:
 		if call.Message == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
@@ -285,8 +323,9 @@ func (x *executorAPI) executorBatch(a *agent, batch []*execpb.Call, token string
 	if herr != nil {
 		return herr
 	}
+	batched := map[string]int{}
 	for i, call := range batch {
-		if herr := checkCall(e, call); herr != nil {
+		if herr := checkCall(e, call, batched); herr != nil {
 			x.refused(e, herr)
 			return errorf(herr.code, "Call %d of the batch: %s", i, herr.msg)
 		}
@@ -334,6 +373,9 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	if herr := validTaskID(st.TaskID.Value); herr != nil {
 		return herr
 	}
+	if herr := validUpdateSize(st); herr != nil {
+		return herr
+	}
 	switch {
 	case len(st.UUID) == 0:
 		return errorf(http.StatusBadRequest, "Expecting 'uuid' to be present")
@@ -348,6 +390,15 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	case st.GetState() == mesos.TASK_STAGING:
 		return errorf(http.StatusBadRequest, "Received TASK_STAGING from executor %s which is not allowed",
 			call.ExecutorID.Value)
+	}
+	return nil
+}
+
+// validUpdateSize refuses an update whose data and message are past
+// maxUpdateBytes.
+func validUpdateSize(st mesos.TaskStatus) *httpError {
+	if n := len(st.Data) + len(st.GetMessage()); n > maxUpdateBytes {
+		return errorf(http.StatusBadRequest, "Update of task %s carries %d bytes of data and message, more than %d", st.TaskID.Value, n, maxUpdateBytes)
 	}
 	return nil
 }
@@ -370,5 +421,8 @@ func validTaskID(id string) *httpError {
 func (x *executorAPI) executorUpdate(e *executor, st mesos.TaskStatus) {
 	t := e.tasks[st.TaskID.Value]
 	t.launched = true
+	if classifyUpdate(t.acked, t.pending, st.UUID) == updateNew {
+		t.fromExecutor++
+	}
 	x.c.statusUpdate(t, st, true)
 }

@@ -144,3 +144,68 @@ func execSubscribe(t *testing.T, c *Cluster, call *execpb.Call, token string) {
 		t.Fatalf("SUBSCRIBE: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestHostileUpdateFloodOfItsOwnTask: a compromised executor sends update
+// after update (each a new uuid) for its own task: each was a record
+// appended below the agent's checkpoint (root's data directory, measured
+// against no tenant) and a pending update in memory while the scheduler
+// had not acknowledged it. The updates one task takes from its executor
+// are bounded, alone, in a batch and as a re-subscription's, and so is an
+// update's size; a resent update (its uuid known) is still answered.
+func TestHostileUpdateFloodOfItsOwnTask(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, checkpointing(""))
+	s.launch(s.offer(), taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.25, 32))
+	s.ack(s.update("a1"))
+	tok := executorToken(t, c, "A")
+
+	big := updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING)
+	big.Update.Status.Data = make([]byte, maxUpdateBytes+1)
+	if code, body := execCall(t, c, big, tok); code != http.StatusBadRequest {
+		t.Fatalf("an update of %d bytes: %d %s, want 400", len(big.Update.Status.Data), code, body)
+	}
+	var last *execpb.Call
+	taken := 0
+	for range maxExecutorUpdates + 10 {
+		last = updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING)
+		code, body := execCall(t, c, last, tok)
+		if code == http.StatusAccepted {
+			taken++
+			continue
+		}
+		if code != http.StatusTooManyRequests {
+			t.Fatalf("update %d: %d %s", taken+1, code, body)
+		}
+		break
+	}
+	c.mu.Lock()
+	pending := len(c.frameworks[s.fwID].tasks["a1"].pending)
+	c.mu.Unlock()
+	if taken >= maxExecutorUpdates || pending > maxExecutorUpdates {
+		t.Fatalf("the agent took %d updates of one task (%d pending), want fewer than %d", taken, pending, maxExecutorUpdates)
+	}
+	if code, body := batchCall(t, c, tok, "application/x-protobuf", nil,
+		updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING), updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING)); code != http.StatusTooManyRequests {
+		t.Fatalf("a batch past the bound: %d %s, want 429", code, body)
+	}
+	sub := &execpb.Call{Type: execpb.Call_SUBSCRIBE, FrameworkID: mesos.FrameworkID{Value: s.fwID},
+		ExecutorID: mesos.ExecutorID{Value: "A"}, Subscribe: &execpb.Call_Subscribe{}}
+	for range 100 {
+		sub.Subscribe.UnacknowledgedUpdates = append(sub.Subscribe.UnacknowledgedUpdates, *updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING).Update)
+	}
+	execSubscribe(t, c, sub, tok)
+	c.mu.Lock()
+	after := len(c.frameworks[s.fwID].tasks["a1"].pending)
+	c.mu.Unlock()
+	if after != pending {
+		t.Fatalf("a re-subscription's updates past the bound were taken: %d pending, was %d", after, pending)
+	}
+	// The last taken update, resent, is a duplicate: answered, not counted.
+	prev := updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING)
+	c.mu.Lock()
+	prev.Update.Status.UUID = c.frameworks[s.fwID].tasks["a1"].pending[pending-1].status.UUID
+	c.mu.Unlock()
+	if code, body := execCall(t, c, prev, tok); code != http.StatusAccepted {
+		t.Fatalf("a resent update: %d %s, want 202", code, body)
+	}
+}
