@@ -226,6 +226,13 @@ const (
 	maxUpdateBytes     = 1 << 20
 )
 
+// maxQueuedForMessages is how much of the scheduler's event stream may be
+// waiting to be written before executors' messages (which are not
+// acknowledged) are dropped: an executor may send them as fast as it
+// likes, each up to maxUpdateBytes, and the stream's queue is in this
+// process's memory.
+const maxQueuedForMessages = 64 << 20
+
 // checkUpdateBound refuses a new update of a task past maxExecutorUpdates;
 // batched counts the new ones of each task checked before it in the same
 // request (nil: none). A resent update (its uuid known) is not new.
@@ -262,6 +269,9 @@ func checkCall(e *executor, call *execpb.Call, batched map[string]int) *httpErro
 		if call.Message == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 		}
+		if n := len(call.Message.Data); n > maxUpdateBytes {
+			return errorf(http.StatusBadRequest, "Message of %d bytes, more than %d", n, maxUpdateBytes)
+		}
 		return nil
 	}
 	return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
@@ -279,6 +289,17 @@ func (x *executorAPI) applyCall(a *agent, e *executor, call *execpb.Call) {
 		x.executorUpdate(e, call.Update.Status)
 		return
 	}
+	if sub := e.fw.sub; sub != nil && sub.queuedBytes() > maxQueuedForMessages {
+		// Messages are not acknowledged, and a Mesos agent drops one it
+		// cannot deliver: dropped here rather than queued without end.
+		if !e.messagesDropped {
+			x.c.log.Warn("dropping an executor's messages: its scheduler's stream is backed up", "executor_id", e.id,
+				"queued_bytes", sub.queuedBytes())
+		}
+		e.messagesDropped = true
+		return
+	}
+	e.messagesDropped = false
 	e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
 		AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
 	}})

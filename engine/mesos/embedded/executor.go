@@ -66,6 +66,8 @@ type executor struct {
 	// exited: its process has ended and is reaped, or about to be: its pid
 	// may name another process (signalGroup).
 	exited bool
+	// messagesDropped: its last message was dropped (maxQueuedForMessages), logged once a run of drops.
+	messagesDropped bool
 	// termState is the state its live tasks end in when it terminates
 	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
 	termState mesos.TaskState

@@ -209,3 +209,44 @@ func TestHostileUpdateFloodOfItsOwnTask(t *testing.T) {
 		t.Fatalf("a resent update: %d %s, want 202", code, body)
 	}
 }
+
+// TestHostileMessageFlood: framework messages are not acknowledged, and an
+// executor may send them as fast as it likes; each was queued on the
+// scheduler's event stream, in this process's memory, however far behind
+// the scheduler read. A message past maxUpdateBytes is refused, and once
+// the stream holds maxQueuedForMessages the executor's messages are
+// dropped, not queued.
+func TestHostileMessageFlood(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, checkpointing(""))
+	s.launch(s.offer(), taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.25, 32))
+	s.ack(s.update("a1"))
+	tok := executorToken(t, c, "A")
+	msg := func(n int) *execpb.Call {
+		return &execpb.Call{Type: execpb.Call_MESSAGE, FrameworkID: mesos.FrameworkID{Value: s.fwID},
+			ExecutorID: mesos.ExecutorID{Value: "A"}, Message: &execpb.Call_Message{Data: make([]byte, n)}}
+	}
+	if code, body := execCall(t, c, msg(maxUpdateBytes+1), tok); code != http.StatusBadRequest {
+		t.Fatalf("a message of %d bytes: %d %s, want 400", maxUpdateBytes+1, code, body)
+	}
+	// A scheduler that reads nothing: its stream only queues.
+	stalled := newEventStream(streamFormat{codec: codec{proto: true}}, "")
+	c.mu.Lock()
+	fw := c.frameworks[s.fwID]
+	live := fw.sub
+	fw.sub = stalled
+	c.mu.Unlock()
+	defer func() { c.mu.Lock(); fw.sub = live; c.mu.Unlock() }()
+	batch := make([]*execpb.Call, 15) // in one request's 16 MiB
+	for i := range batch {
+		batch[i] = msg(maxUpdateBytes)
+	}
+	for i := range maxQueuedForMessages/maxUpdateBytes/len(batch) + 2 {
+		if code, body := batchCall(t, c, tok, "application/x-protobuf", nil, batch...); code != http.StatusAccepted {
+			t.Fatalf("batch %d of messages: %d %s", i, code, body)
+		}
+	}
+	if q := stalled.queuedBytes(); q > maxQueuedForMessages+2*maxUpdateBytes {
+		t.Fatalf("%d bytes queued for a scheduler that reads nothing, want at most about %d", q, maxQueuedForMessages)
+	}
+}
