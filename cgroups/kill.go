@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/pidfd"
 )
 
 // pollEvery is how often Kill and Remove look again.
@@ -56,13 +58,44 @@ func (g *Group) Kill(timeout time.Duration) (int, error) {
 		if time.Now().After(deadline) {
 			return killed, fmt.Errorf("cgroups: %d processes still in %s after %v", len(procs), g.Path(), timeout)
 		}
-		for _, p := range procs {
-			if syscall.Kill(p, syscall.SIGKILL) == nil {
-				killed++
-			}
-		}
+		killed += g.killListed(procs)
 		time.Sleep(pollEvery)
 	}
+}
+
+// pinChunk bounds the pids pinned at once: each pin is a descriptor, and
+// a group holds as many processes as its pids.max lets its tenant fork.
+const pinChunk = 64
+
+// killListed SIGKILLs those of procs, pids read from g's cgroup.procs,
+// that are still in g. A listed process may have exited since, and its
+// pid gone to a process outside g (another team's, the host's): each pid
+// is pinned (a pidfd) before g is listed again, and signalled through its
+// pin only if that listing still holds it, so a signal reaches a process
+// that was in g with the pid pinned, or none.
+func (g *Group) killListed(procs []int) int {
+	killed := 0
+	for len(procs) > 0 {
+		chunk := procs[:min(pinChunk, len(procs))]
+		procs = procs[len(chunk):]
+		pins := make(map[int]pidfd.Pin, len(chunk))
+		for _, p := range chunk {
+			if pin, err := pidfd.Open(p); err == nil {
+				pins[p] = pin
+			}
+		}
+		members := map[int]bool{}
+		for _, p := range g.Procs() {
+			members[p] = true
+		}
+		for p, pin := range pins {
+			if members[p] && pin.Signal(syscall.SIGKILL) == nil {
+				killed++
+			}
+			pin.Close()
+		}
+	}
+	return killed
 }
 
 // Remove removes g and its descendants in every hierarchy, deepest first.

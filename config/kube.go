@@ -21,18 +21,20 @@ type Kube struct {
 	ExecutorImage   string
 	ImagePullPolicy string
 	HostNetwork     bool
-	NodeSelector    string // kube_node_selector: key=value,… (NodeSelectorMap parses it)
-	Tolerations     string // kube_tolerations (TolerationList parses it)
-	ServiceAccount  string
-	Binding         string        // kube_binding: direct or kube-scheduler
-	FinishedPodHold time.Duration // kube_finished_pod_hold: a finished pod kept while its node starts others
-	SchedulerURL    string        // kube_scheduler_url: where pods report and fetch hosted packages
-	APIQPS          int           // kube_api_qps: the client's sustained requests per second
-	APIBurst        int           // kube_api_burst: and its burst
-	CRDs            bool          // kube_crds: the leader reconciles CloudApp, CloudJob and CloudWorkflow objects
-	CRDResync       time.Duration // kube_crd_resync: how often their status is refreshed
-	WebhookURL      string        // kube_webhook_url: where the API server reaches the admission webhook
-	WebhookAddress  string        // kube_webhook_address: where it listens ("": from WebhookURL)
+	// TemplateHostAccess lets teams' podTemplates reach the node (kube_pod_template_host_access).
+	TemplateHostAccess bool
+	NodeSelector       string // kube_node_selector: key=value,… (NodeSelectorMap parses it)
+	Tolerations        string // kube_tolerations (TolerationList parses it)
+	ServiceAccount     string
+	Binding            string        // kube_binding: direct or kube-scheduler
+	FinishedPodHold    time.Duration // kube_finished_pod_hold: a finished pod kept while its node starts others
+	SchedulerURL       string        // kube_scheduler_url: where pods report and fetch hosted packages
+	APIQPS             int           // kube_api_qps: the client's sustained requests per second
+	APIBurst           int           // kube_api_burst: and its burst
+	CRDs               bool          // kube_crds: the leader reconciles CloudApp, CloudJob and CloudWorkflow objects
+	CRDResync          time.Duration // kube_crd_resync: how often their status is refreshed
+	WebhookURL         string        // kube_webhook_url: where the API server reaches the admission webhook
+	WebhookAddress     string        // kube_webhook_address: where it listens ("": from WebhookURL)
 }
 
 // NodeSelectorMap is kube_node_selector parsed (validated by Load).
@@ -72,6 +74,7 @@ func kubeSettings() []setting {
 		{"kube_namespace", "default", "Kubernetes namespace of the default namespace's task pods (other namespaces: kube_namespaces, kube_namespace_prefix)", str(func(c *Config) *string { return &c.Kube.Namespace })},
 		{"kube_executor_image", "localhost/elasticjob-executor:latest", "image with the executor (make image builds it into dist/); also the init container that puts the executor into apps with an image of their own", str(func(c *Config) *string { return &c.Kube.ExecutorImage })},
 		{"kube_image_pull_policy", "IfNotPresent", "imagePullPolicy of the task pods' containers: Always, IfNotPresent or Never (images imported on the nodes)", str(func(c *Config) *string { return &c.Kube.ImagePullPolicy })},
+		{"kube_pod_template_host_access", "false", "let apps' and jobs' podTemplates reach the node (hostPID, hostIPC, hostNetwork, hostPath volumes, privileged, capabilities beyond Pod Security baseline's, unconfined seccomp or AppArmor, SELinux options, unsafe sysctls): root on the node, and so over other teams' pods there; refused otherwise", boolean("kube_pod_template_host_access", func(c *Config) *bool { return &c.Kube.TemplateHostAccess })},
 		{"kube_host_network", "false", "run task pods with hostNetwork (pods then reach a scheduler on the node's loopback)", boolean("kube_host_network", func(c *Config) *bool { return &c.Kube.HostNetwork })},
 		{"kube_node_selector", "", "only nodes with these labels run tasks: key=value,key=value", func(c *Config, v string) error {
 			if _, err := parseSelector(v); err != nil {

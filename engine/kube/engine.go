@@ -33,13 +33,15 @@ type Config struct {
 	WatchNamespaces []string
 	// FrameworkID names this scheduler's pods (label elasticjob.io/framework): the id kept in
 	// the registry, so a new leader finds the pods of the one before. "" makes a new one.
-	FrameworkID    string
-	ExecutorImage  string
-	PullPolicy     corev1.PullPolicy
-	HostNetwork    bool
-	NodeSelector   map[string]string
-	Tolerations    []corev1.Toleration
-	ServiceAccount string
+	FrameworkID   string
+	ExecutorImage string
+	PullPolicy    corev1.PullPolicy
+	HostNetwork   bool
+	// TemplateHostAccess lets a podTemplate reach the node (hostaccess.go).
+	TemplateHostAccess bool
+	NodeSelector       map[string]string
+	Tolerations        []corev1.Toleration
+	ServiceAccount     string
 	// Binding is BindingDirect ("" too) or BindingKubeScheduler (binding.go).
 	Binding string
 	// SchedulerURLs are where the executors in the pods report (any scheduler instance:

@@ -139,6 +139,9 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 		d := int64(t) + deadlineMargin
 		pod.Spec.ActiveDeadlineSeconds = &d
 	}
+	if tmplErr == nil && !e.cfg.TemplateHostAccess {
+		tmplErr = checkHostAccess(tmpl)
+	}
 	if tmplErr == nil {
 		tmplErr = ApplyPodTemplate(pod, tmpl)
 	}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,5 +105,57 @@ func TestPodSecurityTemplateOverrides(t *testing.T) {
 	p, err = testPod(t, e, app.Config{AppName: "a", PodTemplate: app.PodTemplate(root)}, jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1})
 	if err != nil || *p.Spec.SecurityContext.RunAsNonRoot || *p.Spec.SecurityContext.RunAsUser != 0 {
 		t.Fatalf("%v %+v", err, p.Spec.SecurityContext)
+	}
+}
+
+// TestHostilePodTemplateReachesNoNode: a team sets its apps' and jobs'
+// podTemplates, and the scheduler creates the pods with its own rights.
+// Every template that would reach the node (its namespaces, its files,
+// privilege, capabilities past the baseline's, unconfined profiles,
+// unsafe sysctls), in the app's template or the job's, is refused naming
+// the field, unless kube_pod_template_host_access lets every team's.
+func TestHostilePodTemplateReachesNoNode(t *testing.T) {
+	e := testEngine(clock.NewFake(t0))
+	hostile := map[string]string{
+		"spec.hostPID":      `{"spec":{"hostPID":true}}`,
+		"spec.hostIPC":      `{"spec":{"hostIPC":true}}`,
+		".hostPath":         `{"spec":{"volumes":[{"name":"root","hostPath":{"path":"/"}}]}}`,
+		".privileged":       `{"spec":{"containers":[{"name":"task","securityContext":{"privileged":true}}]}}`,
+		".capabilities.add": `{"spec":{"containers":[{"name":"task","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}}}]}}`,
+		".procMount":        `{"spec":{"containers":[{"name":"task","securityContext":{"procMount":"Unmasked"}}]}}`,
+		"c.seccompProfile":  `{"spec":{"containers":[{"name":"task","securityContext":{"seccompProfile":{"type":"Unconfined"}}}]}}`,
+		"t.seccompProfile":  `{"spec":{"securityContext":{"seccompProfile":{"type":"Unconfined"}}}}`,
+		".appArmorProfile":  `{"spec":{"securityContext":{"appArmorProfile":{"type":"Unconfined"}}}}`,
+		".seLinuxOptions":   `{"spec":{"securityContext":{"seLinuxOptions":{"type":"spc_t"}}}}`,
+		".hostProcess":      `{"spec":{"containers":[{"name":"task","securityContext":{"windowsOptions":{"hostProcess":true}}}]}}`,
+		"sysctls":           `{"spec":{"securityContext":{"sysctls":[{"name":"kernel.core_pattern","value":"|/tmp/x"}]}}}`,
+	}
+	for field, tmpl := range hostile {
+		for _, inJob := range []bool{false, true} {
+			a := app.Config{AppName: "a"}
+			j := jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1}
+			if inJob {
+				j.PodTemplate = app.PodTemplate(tmpl)
+			} else {
+				a.PodTemplate = app.PodTemplate(tmpl)
+			}
+			_, err := testPod(t, e, a, j)
+			want := strings.TrimPrefix(strings.TrimPrefix(field, "c"), "t")
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "kube_pod_template_host_access") {
+				t.Errorf("template %s (in the job: %v): %v, want refused naming %s", tmpl, inJob, err, want)
+			}
+		}
+	}
+	// What the baseline allows stays: a capability of its list, the runtime's profile.
+	ok := `{"spec":{"securityContext":{"seccompProfile":{"type":"RuntimeDefault"},"sysctls":[{"name":"net.ipv4.ping_group_range","value":"0 1"}]},
+	  "containers":[{"name":"task","securityContext":{"privileged":false,"capabilities":{"add":["NET_BIND_SERVICE"]}}}]}}`
+	if _, err := testPod(t, e, app.Config{AppName: "a", PodTemplate: app.PodTemplate(ok)}, jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1}); err != nil {
+		t.Fatalf("a baseline template: %v", err)
+	}
+	e.pods.cfg.TemplateHostAccess = true
+	for _, tmpl := range hostile {
+		if _, err := testPod(t, e, app.Config{AppName: "a", PodTemplate: app.PodTemplate(tmpl)}, jobs.Config{JobName: "j", AppName: "a", ShardingTotalCount: 1}); err != nil {
+			t.Errorf("template %s with kube_pod_template_host_access: %v", tmpl, err)
+		}
 	}
 }

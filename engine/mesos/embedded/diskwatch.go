@@ -237,7 +237,7 @@ func (c *Cluster) killForDisk(r measured, why string) int {
 	c.log.Warn("executor killed for its sandbox's disk", "executor_id", e.id, "sandbox", r.dir, "why", why)
 	e.limitation = why
 	e.reason = mesos.REASON_CONTAINER_LIMITATION_DISK
-	signalGroup(e.pid, syscall.SIGKILL)
+	e.signalGroup(syscall.SIGKILL)
 	return 1
 }
 

@@ -21,6 +21,11 @@
 // executor API always requires the calling executor's own token
 // (MESOS_EXECUTOR_AUTHENTICATION_TOKEN, sent as a bearer token, as with
 // --authenticate_http_executors), for its own executor id and its own tasks.
+// Unlike a Mesos agent, it takes an executor's updates only for tasks it
+// launched into that executor, at most 64 new ones a task, each at most
+// 1 MiB of data and message, messages at most 1 MiB and dropped while the
+// scheduler's stream is 64 MiB behind (exec_api.go): an executor's token is within
+// a compromised executor's reach, and every update is root's to record.
 //
 // Our executor (ELASTICJOB_AGENT_CODEC=protobuf in its environment tells it
 // this agent is ours) speaks protobuf, and sends the calls that queued

@@ -72,11 +72,21 @@ func (x *executorAPI) findExecutor(a *agent, call *execpb.Call, token string) (*
 	return e, nil
 }
 
-// ownTask refuses an update an executor sends for a task of another
-// executor.
+// ownTask refuses an update an executor sends for a task the agent did
+// not launch into it: another executor's (403), or one the agent does not
+// hold (400). An executor's own token is within reach of a compromised
+// executor, and every id the agent took would be a task in its memory and
+// an open records file below its checkpoint until it ended; every task an
+// executor legitimately reports is one the agent holds, the recovered
+// executor's too (its checkpoint lists them), and one removed since had
+// every update acknowledged by the scheduler.
 func ownTask(e *executor, st mesos.TaskStatus) *httpError {
-	if t := e.fw.tasks[st.TaskID.Value]; t != nil && t.exec != nil && t.exec != e {
-		return errorf(http.StatusForbidden, "Forbidden: task %s is not executor %s's", st.TaskID.Value, e.id)
+	id := st.TaskID.Value
+	if t := e.fw.tasks[id]; t != nil && t.exec != nil && t.exec != e {
+		return errorf(http.StatusForbidden, "Forbidden: task %s is not executor %s's", id, e.id)
+	}
+	if e.tasks[id] == nil {
+		return errorf(http.StatusBadRequest, "Task %s is not one this agent launched into executor %s", id, e.id)
 	}
 	return nil
 }
@@ -131,7 +141,13 @@ func (x *executorAPI) executorSubscribed(e *executor, s executorConn, sub *execp
 		for _, u := range sub.UnacknowledgedUpdates {
 			herr := validTaskID(u.Status.TaskID.Value)
 			if herr == nil {
+				herr = validUpdateSize(u.Status)
+			}
+			if herr == nil {
 				herr = ownTask(e, u.Status)
+			}
+			if herr == nil {
+				herr = checkUpdateBound(e, u.Status, nil)
 			}
 			if herr != nil {
 				x.c.log.Warn("dropped a re-subscribing executor's update it may not send", "executor_id", e.id, "err", herr.msg)
@@ -178,7 +194,8 @@ func (x *executorAPI) executorCall(a *agent, call *execpb.Call, token string) *h
 	if herr != nil {
 		return herr
 	}
-	if herr := checkCall(e, call); herr != nil {
+	if herr := checkCall(e, call, nil); herr != nil {
+		x.refused(e, herr)
 		return herr
 	}
 	x.applyCall(a, e, call)
@@ -197,9 +214,45 @@ func (x *executorAPI) callingExecutor(a *agent, call *execpb.Call, token string)
 	return e, nil
 }
 
+// maxExecutorUpdates bounds the new updates (uuids) a task takes from its
+// executor, and maxUpdateBytes an update's data and message: each is a
+// record the agent (root) appends below its checkpoint, in a data
+// directory no tenant's disk limit measures, and an update held in memory
+// until the scheduler acknowledges it, so an executor sending update after
+// update for its own task would fill both. Ours sends three or four a
+// task, each of a few hundred bytes.
+const (
+	maxExecutorUpdates = 64
+	maxUpdateBytes     = 1 << 20
+)
+
+// maxQueuedForMessages is how much of the scheduler's event stream may be
+// waiting to be written before executors' messages (which are not
+// acknowledged) are dropped: an executor may send them as fast as it
+// likes, each up to maxUpdateBytes, and the stream's queue is in this
+// process's memory.
+const maxQueuedForMessages = 64 << 20
+
+// checkUpdateBound refuses a new update of a task past maxExecutorUpdates;
+// batched counts the new ones of each task checked before it in the same
+// request (nil: none). A resent update (its uuid known) is not new.
+func checkUpdateBound(e *executor, st mesos.TaskStatus, batched map[string]int) *httpError {
+	t := e.tasks[st.TaskID.Value]
+	if classifyUpdate(t.acked, t.pending, st.UUID) != updateNew {
+		return nil
+	}
+	if t.fromExecutor+batched[st.TaskID.Value] >= maxExecutorUpdates {
+		return errorf(http.StatusTooManyRequests, "Task %s has had %d updates from its executor, the most one task may", st.TaskID.Value, maxExecutorUpdates)
+	}
+	if batched != nil {
+		batched[st.TaskID.Value]++
+	}
+	return nil
+}
+
 // checkCall refuses an UPDATE or MESSAGE call of executor e that may not
-// be applied; it changes nothing.
-func checkCall(e *executor, call *execpb.Call) *httpError {
+// be applied; it changes nothing. batched is checkUpdateBound's.
+func checkCall(e *executor, call *execpb.Call, batched map[string]int) *httpError {
 	switch call.Type {
 	case execpb.Call_UPDATE:
 		if call.Update == nil {
@@ -208,14 +261,26 @@ func checkCall(e *executor, call *execpb.Call) *httpError {
 		if herr := validateExecutorUpdate(call); herr != nil {
 			return herr
 		}
-		return ownTask(e, call.Update.Status)
+		if herr := ownTask(e, call.Update.Status); herr != nil {
+			return herr
+		}
+		return checkUpdateBound(e, call.Update.Status, batched)
 	case execpb.Call_MESSAGE:
 		if call.Message == nil {
 			return errorf(http.StatusBadRequest, "Expecting 'message' to be present")
 		}
+		if n := len(call.Message.Data); n > maxUpdateBytes {
+			return errorf(http.StatusBadRequest, "Message of %d bytes, more than %d", n, maxUpdateBytes)
+		}
 		return nil
 	}
 	return errorf(http.StatusBadRequest, "Call type %s is not supported", call.Type)
+}
+
+// refused logs a call of executor e that checkCall refused: a refusal
+// is a fault of the executor, or an executor probing the agent.
+func (x *executorAPI) refused(e *executor, herr *httpError) {
+	x.c.log.Warn("refused an executor's call", "framework_id", e.fw.id, "executor_id", e.id, "code", herr.code, "err", herr.msg)
 }
 
 // applyCall applies a call checkCall passed.
@@ -224,6 +289,17 @@ func (x *executorAPI) applyCall(a *agent, e *executor, call *execpb.Call) {
 		x.executorUpdate(e, call.Update.Status)
 		return
 	}
+	if sub := e.fw.sub; sub != nil && sub.queuedBytes() > maxQueuedForMessages {
+		// Messages are not acknowledged, and a Mesos agent drops one it
+		// cannot deliver: dropped here rather than queued without end.
+		if !e.messagesDropped {
+			x.c.log.Warn("dropping an executor's messages: its scheduler's stream is backed up", "executor_id", e.id,
+				"queued_bytes", sub.queuedBytes())
+		}
+		e.messagesDropped = true
+		return
+	}
+	e.messagesDropped = false
 	e.fw.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
 		AgentID: mesos.AgentID{Value: a.id}, ExecutorID: mesos.ExecutorID{Value: e.id}, Data: call.Message.Data,
 	}})
@@ -268,8 +344,10 @@ func (x *executorAPI) executorBatch(a *agent, batch []*execpb.Call, token string
 	if herr != nil {
 		return herr
 	}
+	batched := map[string]int{}
 	for i, call := range batch {
-		if herr := checkCall(e, call); herr != nil {
+		if herr := checkCall(e, call, batched); herr != nil {
+			x.refused(e, herr)
 			return errorf(herr.code, "Call %d of the batch: %s", i, herr.msg)
 		}
 	}
@@ -316,6 +394,9 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	if herr := validTaskID(st.TaskID.Value); herr != nil {
 		return herr
 	}
+	if herr := validUpdateSize(st); herr != nil {
+		return herr
+	}
 	switch {
 	case len(st.UUID) == 0:
 		return errorf(http.StatusBadRequest, "Expecting 'uuid' to be present")
@@ -334,11 +415,21 @@ func validateExecutorUpdate(call *execpb.Call) *httpError {
 	return nil
 }
 
-// validTaskID refuses a task id that is not a Mesos task id. An executor
-// may report a task the agent does not know, whose records the agent
-// (root, under Tenancy) then keeps in a file named by the id below its
-// checkpoint (taskMeta): an id such as ../../../etc/x would name a file
-// anywhere, created, appended to and removed by root.
+// validUpdateSize refuses an update whose data and message are past
+// maxUpdateBytes.
+func validUpdateSize(st mesos.TaskStatus) *httpError {
+	if n := len(st.Data) + len(st.GetMessage()); n > maxUpdateBytes {
+		return errorf(http.StatusBadRequest, "Update of task %s carries %d bytes of data and message, more than %d", st.TaskID.Value, n, maxUpdateBytes)
+	}
+	return nil
+}
+
+// validTaskID refuses a task id that is not a Mesos task id. The agent
+// (root, under Tenancy) keeps a task's records in a file named by its id
+// below the checkpoint (taskMeta), where an id such as ../../../etc/x
+// would name a file anywhere; ownTask already takes only tasks the agent
+// holds, and this check keeps an executor's id from ever reaching a path
+// should that change.
 func validTaskID(id string) *httpError {
 	if err := validateID(id); err != nil {
 		return errorf(http.StatusBadRequest, "Task ID %q is invalid: %v", id, err)
@@ -346,18 +437,13 @@ func validTaskID(id string) *httpError {
 	return nil
 }
 
-// executorUpdate routes an executor's status update into its task's stream;
-// updates for tasks this agent does not know are still forwarded reliably.
+// executorUpdate routes an executor's status update into its task's
+// stream; ownTask passed it, so the task is the executor's.
 func (x *executorAPI) executorUpdate(e *executor, st mesos.TaskStatus) {
-	t := e.fw.tasks[st.TaskID.Value]
-	if t == nil {
-		t = &task{info: mesos.TaskInfo{TaskID: st.TaskID}, fw: e.fw, exec: e, seq: x.c.nextID(), released: true, launched: true}
-		e.fw.tasks[st.TaskID.Value] = t
-		e.tasks[st.TaskID.Value] = t
-		if e.ck != nil {
-			e.ck.task(t, false)
-		}
-	}
+	t := e.tasks[st.TaskID.Value]
 	t.launched = true
+	if classifyUpdate(t.acked, t.pending, st.UUID) == updateNew {
+		t.fromExecutor++
+	}
 	x.c.statusUpdate(t, st, true)
 }

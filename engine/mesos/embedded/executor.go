@@ -63,6 +63,11 @@ type executor struct {
 	taskGroups  map[string]*cgroups.Group // its live tasks' groups, by task id (taskgroups.go)
 	token       tokenHash                 // SHA-256 of its token: its calls' credential (auth.go)
 	ended       time.Time                 // when it terminated (Config.Clock)
+	// exited: its process has ended and is reaped, or about to be: its pid
+	// may name another process (signalGroup).
+	exited bool
+	// messagesDropped: its last message was dropped (maxQueuedForMessages), logged once a run of drops.
+	messagesDropped bool
 	// termState is the state its live tasks end in when it terminates
 	// (TASK_FAILED, or LOST/GONE when it did not re-register in time).
 	termState mesos.TaskState
@@ -186,8 +191,8 @@ func (h *host) terminate(e *executor) {
 	if e.pid == 0 {
 		return // not started yet; runExecutor notices execTerminating
 	}
-	signalGroup(e.pid, syscall.SIGTERM)
-	h.after(e, termGrace, func() { signalGroup(e.pid, syscall.SIGKILL) })
+	e.signalGroup(syscall.SIGTERM)
+	h.after(e, termGrace, func() { e.signalGroup(syscall.SIGKILL) })
 }
 
 // executorTerminated handles the end of an executor process: its live tasks

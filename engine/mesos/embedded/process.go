@@ -82,6 +82,16 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		c.executorTerminated(e, nil, "Failed to launch container: "+err.Error())
 		return
 	}
+	// What the executor left in its process group is killed while it is
+	// a zombie: once reaped, its pid, the group's id, is free for any
+	// process (another team's, the host's) to take.
+	unreaped := awaitExit(cmd.Process.Pid)
+	c.mu.Lock()
+	if unreaped {
+		e.signalGroup(syscall.SIGKILL)
+	}
+	e.exited = true
+	c.mu.Unlock()
 	werr := cmd.Wait()
 	var ws syscall.WaitStatus
 	if cmd.ProcessState != nil {
@@ -103,13 +113,18 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	c.executorTerminated(e, &status, msg)
 }
 
-// signalGroup sends sig to the process group an executor leads. An
-// executor never started has no pid: kill(2) of group 0 would signal this
-// process's own group, so nothing is sent.
-func signalGroup(pid int, sig syscall.Signal) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, sig)
+// signalGroup sends sig to the process group e's executor leads, only
+// while its pid names it. An executor never started has no pid (kill(2)
+// of group 0 would signal this process's own group); one that has exited
+// may have been reaped, its pid taken by any process, which may lead a
+// group of the same id. A recovered executor is not this process's child
+// (another reaps it): its pid must still name the process checkpointed.
+// Called with the cluster's lock held.
+func (e *executor) signalGroup(sig syscall.Signal) {
+	if e.pid <= 0 || e.exited || (e.recovered && !sameProcess(e.proc)) {
+		return
 	}
+	_ = syscall.Kill(-e.pid, sig)
 }
 
 // destroyContainer kills whatever the ended executor left (its process
@@ -117,8 +132,7 @@ func signalGroup(pid int, sig syscall.Signal) {
 // returns msg with an out-of-memory kill named.
 func (h *host) destroyContainer(e *executor, msg string) string {
 	// Nothing of the executor survives it, neither its own process group
-	// nor its tasks' groups.
-	signalGroup(e.pid, syscall.SIGKILL)
+	// (killed before it was reaped, runExecutor) nor its tasks' groups.
 	if n := reap(e.dir, false, nil); n > 0 {
 		h.log.Warn("killed processes the executor left behind", "executor_id", e.id, "processes", n)
 	}
@@ -253,5 +267,5 @@ func (h *host) registrationTimeout(e *executor) {
 		"timeout", h.cfg.ExecutorRegistrationTimeout)
 	e.reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
 	e.state = execTerminating
-	signalGroup(e.pid, syscall.SIGKILL)
+	e.signalGroup(syscall.SIGKILL)
 }

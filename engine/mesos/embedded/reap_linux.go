@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/ejcloud/elasticjob/internal/pidfd"
 )
 
 // A container is destroyed with everything it started. Executors put each
@@ -38,16 +40,23 @@ func reapAll(dir string, prefix bool, keep func(sandbox string) bool) map[string
 		if err != nil || pid == self || pid <= 1 {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		// Pinned before its environment is read: the signal reaches the
+		// process read, or none once it has exited, never one that took
+		// its pid since (pidfd).
+		pin, err := pidfd.Open(pid)
 		if err != nil {
-			continue // gone, or not ours to read
+			continue
 		}
-		sandbox, ok := sandboxOf(env)
-		if ok && (sandbox == dir || (prefix && strings.HasPrefix(sandbox, dir+"/"))) && (keep == nil || !keep(sandbox)) {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed[sandbox]++
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil {
+			sandbox, ok := sandboxOf(env)
+			if ok && (sandbox == dir || (prefix && strings.HasPrefix(sandbox, dir+"/"))) && (keep == nil || !keep(sandbox)) {
+				if pin.Signal(syscall.SIGKILL) == nil {
+					killed[sandbox]++
+				}
 			}
-		}
+		} // else gone, or not ours to read
+		pin.Close()
 	}
 	return killed
 }

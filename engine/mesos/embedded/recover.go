@@ -205,6 +205,7 @@ func (c *Cluster) watchRecovered() {
 // a child of this one: its exit status is unknown).
 func (c *Cluster) recoveredExited(e *executor) {
 	c.mu.Lock()
+	e.exited = true
 	gone := e.state == execTerminated || e.detached
 	msg := e.exitMessage
 	c.mu.Unlock()
@@ -241,14 +242,14 @@ func (h *host) reregistrationTimeout(e *executor) {
 func (h *host) cleanupExecutor(e *executor) {
 	e.state = execTerminating
 	e.exitMessage = "Executor terminated: stopped by the " + h.cfg.Process + " started with recover=cleanup"
-	signalGroup(e.pid, syscall.SIGTERM)
+	e.signalGroup(syscall.SIGTERM)
 	h.after(e, e.gracePeriod(h.cfg.ExecutorShutdownGrace)+termGrace, func() { h.kill9(e) })
 }
 
 // kill9 kills an executor's process group and whatever is in its
 // container; its watcher then reports its end.
 func (h *host) kill9(e *executor) {
-	signalGroup(e.pid, syscall.SIGKILL)
+	e.signalGroup(syscall.SIGKILL)
 	if g := e.cgroup; g != nil {
 		go func() { _, _ = g.Kill(destroyTimeout) }()
 	}

@@ -16,6 +16,7 @@ type eventStream struct {
 
 	mu     sync.Mutex
 	queue  [][]byte
+	bytes  int // of queue
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
@@ -38,6 +39,7 @@ func (s *eventStream) push(m message) bool {
 		return false
 	}
 	s.queue = append(s.queue, b)
+	s.bytes += len(b)
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -66,8 +68,15 @@ func (s *eventStream) take() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queue
-	s.queue = nil
+	s.queue, s.bytes = nil, 0
 	return q
+}
+
+// queuedBytes is the size of the events not yet taken to be written.
+func (s *eventStream) queuedBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // serve writes the response headers and then queued events in order until

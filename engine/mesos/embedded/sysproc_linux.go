@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 )
 
@@ -40,4 +42,18 @@ func startIn(cmd *exec.Cmd, dir string) (done func(), err error) {
 	}
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(f.Fd())
 	return func() { f.Close() }, nil
+}
+
+// awaitExit waits for the child pid to exit and leaves it unreaped (a
+// zombie), so that its pid, and the process group it leads, still name
+// it and nothing else until it is reaped. It reports false when it could
+// not wait (the caller then reaps without that guarantee).
+func awaitExit(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
 }

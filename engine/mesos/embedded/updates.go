@@ -40,6 +40,8 @@ type task struct {
 	retry     *time.Timer
 	backoff   time.Duration
 	records   *os.File // its checkpointed records, open for appending (appendRecord); nil: not open
+	// fromExecutor counts the new updates taken from its executor (maxExecutorUpdates).
+	fromExecutor int
 }
 
 type pendingUpdate struct {
