@@ -66,6 +66,10 @@ type executor struct {
 	// exited: its process has ended and is reaped, or about to be: its pid
 	// may name another process (signalGroup).
 	exited bool
+	// containerGone: its container is being destroyed (set under the
+	// cluster's lock first): no task group may be made in it any more, as
+	// making one recreates the container's directory the destroy removes.
+	containerGone bool
 	// messagesDropped: its last message was dropped (maxQueuedForMessages), logged once a run of drops.
 	messagesDropped bool
 	// termState is the state its live tasks end in when it terminates

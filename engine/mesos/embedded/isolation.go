@@ -189,7 +189,7 @@ func (i *isolation) attach(e *executor) {
 // Lowering memory below what is in use fails in v1; the next resize tries
 // again.
 func (i *isolation) resize(e *executor) {
-	if e.cgroup == nil || e.state == execTerminated {
+	if e.cgroup == nil || e.state == execTerminated || e.containerGone {
 		return
 	}
 	container, _ := e.limits(i.pidsMax, i.quota)

@@ -72,6 +72,9 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 		err = c.startProcess(e, cmd)
 	}
 	if err != nil {
+		c.mu.Lock()
+		e.containerGone = true
+		c.mu.Unlock()
 		c.iso.destroy(e)
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -99,6 +102,7 @@ func (c *Cluster) runExecutor(e *executor, env []string) {
 	}
 	c.mu.Lock()
 	detached, limitation := e.detached, e.limitation
+	e.containerGone = !detached
 	c.mu.Unlock()
 	if detached {
 		return // the agent stopped and left it running: its next run recovers its end
