@@ -479,15 +479,16 @@ func (c *Candidate) await(ctx context.Context, rev int64) {
 // term's lease with each renewal; a renewal that finds the lease gone
 // ends the term and the session at once.
 //
-// Renewals overlap: one is sent every sixth of the TTL whether or not
-// the one before has been answered, and each may take up to the whole
-// TTL. etcd answers a renewal only once it has applied its backlog (a
-// loaded cluster: 0.5-1.7 s at 100,000 jobs), so one renewal at a time,
-// each given half the TTL, confirmed nothing while the backlog lasted
-// and ended a term whose lease etcd was still renewing (the 503s of the
-// registrations). An answer confirms the term from its own send time,
-// which is safe however late it comes: etcd's lease lasts at least a
-// TTL from when it received that renewal.
+// Renewals go to the raft leader's member (the store's KeepAliveOnce):
+// one a follower forwards is answered only once the raft leader has
+// applied its backlog (a loaded cluster: 0.3-1.7 s), past the TTL at
+// times, and the lease expired on the server. Renewals overlap: one is
+// sent every sixth of the TTL whether or not the one before has been
+// answered, and each may take up to the whole TTL, so one late answer
+// does not end a term whose lease etcd was still renewing. An answer
+// confirms the term from its own send time, which is safe however late
+// it comes: etcd's lease lasts at least a TTL from when it received
+// that renewal.
 func (c *Candidate) keepAlive(ctx context.Context) {
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
@@ -518,7 +519,7 @@ func (c *Candidate) keepAlive(ctx context.Context) {
 func (c *Candidate) renew(ctx context.Context, sess *session) {
 	sent := c.cfg.Clock.Now()
 	kctx, cancel := context.WithTimeout(ctx, sess.ttl)
-	resp, err := c.s.Client().KeepAliveOnce(kctx, sess.lease)
+	resp, err := c.s.KeepAliveOnce(kctx, sess.lease) // at the raft leader's member: see the store's KeepAliveOnce
 	if d := time.Duration(c.slow.Load()); d > 0 && err == nil {
 		timer := c.cfg.Clock.NewTimer(d)
 		select {

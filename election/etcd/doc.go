@@ -25,9 +25,10 @@
 // and looks again when one changes, and at least every TTL.
 //
 // The candidate renews its lease every sixth of the TTL itself
-// (KeepAliveOnce, each bounded by the TTL; renewals overlap, since etcd
-// answers one only once it has applied its backlog, and one at a time
-// confirmed nothing while a backlog lasted). The term's own
+// (KeepAliveOnce, each bounded by the TTL, sent to the raft leader's
+// member: one forwarded by a follower is answered only once the raft
+// leader has applied its backlog, over the TTL under a write load;
+// renewals overlap, so one late answer does not end a term). The term's own
 // lease is half the TTL from the send time of the last renewal that
 // etcd confirmed: the server's lease lasts at least a TTL from when it
 // received that renewal. Terms are election.NewFencedTerm: past its lease

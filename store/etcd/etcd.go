@@ -103,9 +103,14 @@ type Options struct {
 
 // Store is a store.KV on etcd. It is safe for concurrent use.
 type Store struct {
-	cli      *clientv3.Client
-	own      bool             // Close closes the client Open dialled
-	byURL    *clientv3.Client // with Options.Member: the dialled client (urlClient); cli is in-process
+	cli    *clientv3.Client
+	own    bool             // Close closes the client Open dialled
+	byURL  *clientv3.Client // with Options.Member: the dialled client (urlClient); cli is in-process
+	member *Member          // Options.Member
+	// renewals' client of the raft leader's member (lease.go), and its URLs
+	leaseMu  sync.Mutex
+	leaseCli *clientv3.Client
+	leaseAt  string
 	k        keys
 	maxOps   int
 	maxBytes int
@@ -170,7 +175,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		s.cli, s.own = cli, true
 	}
 	if o.Member != nil {
-		s.byURL, s.cli = s.cli, o.Member.inProcess()
+		s.byURL, s.cli, s.member = s.cli, o.Member.inProcess(), o.Member
 	}
 	// One linearizable read proves the cluster answers (it has a leader).
 	rctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
@@ -219,6 +224,7 @@ func (s *Store) urlClient() *clientv3.Client {
 // closeClients closes what the store opened: the in-process client of
 // Options.Member and the client it dialled.
 func (s *Store) closeClients() error {
+	s.closeLeaseClient()
 	var err error
 	if s.byURL != nil {
 		_ = s.cli.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,8 +94,12 @@ type simRun struct {
 	p     *bench.Scheduler
 	sb    *bench.Scheduler // the standby (ZooKeeper variants with -sim-standby)
 	sb2   *bench.Scheduler // the etcd variant's second standby (three members)
-	zk    string           // ZooKeeper servers ("" for the embedded store)
-	zkNS  string           // ZooKeeper namespace of the scheduler (zk variant)
+	// how each running scheduler was started (a killed one is started
+	// again so), and the one the last takeover killed
+	specs  map[*bench.Scheduler]schedSpec
+	killed *bench.Scheduler
+	zk     string // ZooKeeper servers ("" for the embedded store)
+	zkNS   string // ZooKeeper namespace of the scheduler (zk variant)
 
 	registered int           // jobs registered
 	launches   float64       // launches in the window (zkAfter relates ZooKeeper's writes to them)
@@ -121,11 +126,12 @@ func runSimVariant(ctx context.Context, o options, r *bench.Report, store string
 	if err := bench.SleepCtx(ctx, o.simWarmup); err != nil {
 		return err
 	}
+	s.findLeader() // the leadership may have moved while registering
 	if err := s.measure(ctx); err != nil {
 		return err
 	}
 	if s.sb != nil && o.simTakeover {
-		if err := s.takeover(ctx); err != nil {
+		if err := s.takeovers(ctx); err != nil {
 			s.r.Note(s.sc + ": takeover: " + err.Error())
 		}
 	}
@@ -135,6 +141,25 @@ func runSimVariant(ctx context.Context, o options, r *bench.Report, store string
 		s.zkAfter(ctx)
 	}
 	return nil
+}
+
+// schedSpec is how a scheduler of the run was started.
+type schedSpec struct {
+	dir  string
+	args []string
+}
+
+// startSched starts a scheduler of the run and records how.
+func (s *simRun) startSched(dir string, args ...string) (*bench.Scheduler, error) {
+	p, err := bench.StartScheduler(s.o.BinDir, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	if s.specs == nil {
+		s.specs = map[*bench.Scheduler]schedSpec{}
+	}
+	s.specs[p] = schedSpec{dir: dir, args: slices.Clone(args)}
+	return p, nil
 }
 
 // simFlags are mesos-local's flags for the simulated cluster.
@@ -235,7 +260,7 @@ func (s *simRun) start() error {
 	if s.store == "etcd" {
 		return s.startEtcd(args)
 	}
-	p, err := bench.StartScheduler(o.BinDir, schedDir, args...)
+	p, err := s.startSched(schedDir, args...)
 	if err != nil {
 		return err
 	}
@@ -258,7 +283,7 @@ func (s *simRun) start() error {
 	if err := os.MkdirAll(sbDir, 0o750); err != nil {
 		return err
 	}
-	if s.sb, err = bench.StartScheduler(o.BinDir, sbDir, args...); err != nil {
+	if s.sb, err = s.startSched(sbDir, args...); err != nil {
 		return err
 	}
 	_, err = s.sb.WaitHealthy(60 * time.Second)
@@ -319,6 +344,9 @@ func (s *simRun) registerAll(ctx context.Context) error {
 	s.registered = res.OK
 	rate := float64(res.OK) / res.Took.Seconds()
 	status := fmt.Sprintf("%d in %.1f s (%.0f jobs/s), %d errors", res.OK, res.Took.Seconds(), rate, res.Errors)
+	if res.Retried > 0 {
+		status += fmt.Sprintf(", %d requests sent again after a 503 (no leader for a moment)", res.Retried)
+	}
 	if res.OK < o.simJobs {
 		status += fmt.Sprintf("; stopped at the %s bound", o.simRegisterFor)
 	}

@@ -2,6 +2,7 @@ package clustersim
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"time"
 )
@@ -13,6 +14,7 @@ type Options struct {
 	simZKEnsemble  string
 	simStandby     bool
 	simTakeover    bool
+	simTakeovers   int
 	simAgents      int
 	simAgentCPUs   float64
 	simAgentMemMB  float64
@@ -34,6 +36,7 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.simZKEnsemble, "sim-zk-ensemble", os.Getenv("EJ_TEST_ZK_ENSEMBLE"), "cluster-sim: the 3-server ensemble host:port,… for the zk-ensemble variant (default $EJ_TEST_ZK_ENSEMBLE; scripts/services.sh start-ensemble DIR)")
 	fs.BoolVar(&p.simStandby, "sim-standby", true, "cluster-sim: the ZooKeeper variants run a standby scheduler beside the leader (its registry copy's lag is reported)")
 	fs.BoolVar(&p.simTakeover, "sim-takeover", true, "cluster-sim: after a ZooKeeper variant's window, kill -9 the leader and time the standby's first launch")
+	fs.IntVar(&p.simTakeovers, "sim-takeovers", 1, "cluster-sim: with -sim-takeover, the takeovers timed one after another (the killed scheduler restarted as a standby, then "+takeoverSettle.String()+" of settling before the next kill): one run gives a distribution")
 	fs.IntVar(&p.simAgents, "sim-agents", 1000, "cluster-sim: simulated agents (mesos-local --sim-agents)")
 	fs.Float64Var(&p.simAgentCPUs, "sim-agent-cpus", 8, "cluster-sim: CPUs per simulated agent")
 	fs.Float64Var(&p.simAgentMemMB, "sim-agent-mem-mb", 32768, "cluster-sim: memory per simulated agent in MB")
@@ -49,4 +52,9 @@ func (p *Options) Flags(fs *flag.FlagSet) {
 }
 
 // Parse turns what needs it (lists, sizes) into values once the flags are parsed.
-func (p *Options) Parse() error { return nil }
+func (p *Options) Parse() error {
+	if p.simTakeovers < 1 {
+		return fmt.Errorf("-sim-takeovers %d: want at least 1", p.simTakeovers)
+	}
+	return nil
+}
