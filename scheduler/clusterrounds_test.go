@@ -299,3 +299,32 @@ func TestUpdateBeforeTheLateAnswerTellsTheLaunchFirst(t *testing.T) {
 		t.Fatalf("observed %v, want %v", obs.events, want)
 	}
 }
+
+// TestRefusedLateAcceptKeepsTheTasksTheEngineReported: a slow cluster's ACCEPT that fails
+// after the engine reported one of its tasks (a Kubernetes ACCEPT fails when one of its
+// pods is refused; those created are the engine's) rolls back only the others: the
+// reported task stays recorded, its execution is not queued again beside it.
+func TestRefusedLateAcceptKeepsTheTasksTheEngineReported(t *testing.T) {
+	r, d, _ := slowClusterRig(t)
+	r.addJob(func(c *jobs.Config) { c.JobName, c.ShardingTotalCount, c.Clusters = "two", 2, []string{"k8s"} })
+	r.trigger("two")
+	boundedRound(t, r, false)
+	<-d.entered
+	var first string
+	for item, e := range r.running("two") {
+		if item == 0 {
+			first = e.TaskID
+			if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: e.AgentID, State: task.Running}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	answerK8s(t, r, d, errors.New("pods \"two-1\" is forbidden: exceeded quota"))
+	got := r.running("two")
+	if e, ok := got[0]; !ok || e.TaskID != first || e.State != task.Running {
+		t.Fatalf("the reported task's entry %+v (%v), want %s running", e, ok, first)
+	}
+	if _, ok := got[1]; ok {
+		t.Fatalf("the unreported task was not rolled back: %v", got)
+	}
+}

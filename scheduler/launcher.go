@@ -753,6 +753,9 @@ func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, err
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
+			if al = l.unheard(al); al == nil {
+				continue
+			}
 			failed = append(failed, al)
 			if failedErr == nil {
 				failedErr = err
@@ -800,6 +803,29 @@ func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, err
 			}
 		}
 	}
+}
+
+// unheard is al without the launches the engine has sent an update of while their
+// ACCEPT was in flight (acceptLater): it has them, whatever the ACCEPT's answer (a
+// Kubernetes ACCEPT fails when one of its pods is refused, those created are the
+// engine's), and rolled back they could run again beside themselves; nil when none is
+// left. The ACCEPTs a round waited for have none.
+func (l *launcher) unheard(al *agentLaunch) *agentLaunch {
+	heard := func(taskID string) bool { f := l.st.accepting[taskID]; return f != nil && f.told }
+	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return heard(tl.TaskID) }) {
+		return al
+	}
+	out := &agentLaunch{offerIDs: al.offerIDs}
+	for i, tl := range al.launches {
+		if !heard(tl.TaskID) {
+			out.launches = append(out.launches, tl)
+			out.entries = append(out.entries, al.entries[i])
+		}
+	}
+	if len(out.launches) == 0 {
+		return nil
+	}
+	return out
 }
 
 // rolledBackKey is the wait key of a rolled-back launch's entry.
