@@ -28,6 +28,11 @@ type ClusterState struct {
 	// more work this round (the entry that reaches it goes whole, as with View.MaxTasks),
 	// and the next round follows at once.
 	MaxTasks int
+	// Busy: the cluster's last launches are still being sent (its engine has not answered
+	// their ACCEPTs). It takes no work this round, as one that took its round's tasks; its
+	// offers are left out of the view by the caller (they stay held, neither placed on nor
+	// declined), and its launches in flight are already counted as running.
+	Busy bool
 }
 
 // policy is where one entry may be placed this round.
@@ -36,7 +41,8 @@ type policy struct {
 	spread bool     // its shards may spread over use
 	// out are the clusters it names that take no work now, with why ("drained", …).
 	out []string
-	// full are the clusters of out that took their round's tasks (ClusterState.MaxTasks).
+	// full are the clusters of out that took their round's tasks (ClusterState.MaxTasks)
+	// or are busy launching them (ClusterState.Busy): the entry goes in a later round.
 	full int
 }
 
@@ -121,6 +127,9 @@ func (d *decider) newPolicy(key string) policy {
 			p.out = append(p.out, n+" (not configured)")
 		case d.v.Clusters[i].Drained:
 			p.out = append(p.out, n+" (drained)")
+		case d.v.Clusters[i].Busy:
+			p.out = append(p.out, n+" (still launching its last round's tasks)")
+			p.full++
 		case !d.present[n]:
 			p.out = append(p.out, n+" (no agent reachable)")
 		case d.full[n]:
@@ -178,7 +187,7 @@ func (d *decider) clusterWait(c *cand) *queue.Wait {
 	}
 	if p.full > 0 && p.full == len(p.out) {
 		return &queue.Wait{Reason: queue.WaitBehind,
-			Message: "the clusters it may run on took as many tasks as they launch in a round: " + strings.Join(p.out, ", ") + "; it goes in the next round"}
+			Message: "the clusters it may run on took as many tasks as they launch in a round, or are still launching them: " + strings.Join(p.out, ", ") + "; it goes in a later round"}
 	}
 	return &queue.Wait{Reason: queue.WaitClusterUnavailable,
 		Message: "none of the clusters it may run on takes work now: " + strings.Join(p.out, ", ")}

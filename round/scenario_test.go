@@ -117,8 +117,8 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			v.Agents = append(v.Agents, Agent{ID: arg(1), Total: res(m), Cluster: m["cluster"]})
 		case "offer":
 			v.Offers = append(v.Offers, offers.Offer{ID: arg(1), AgentID: m["agent"], Free: res(m), Cluster: m["cluster"]})
-		case "cluster": // cluster NAME [drained=1] [max=N]: one of the scheduler's clusters, in order; max: its round's tasks
-			v.Clusters = append(v.Clusters, ClusterState{Name: arg(1), Drained: m["drained"] != "", MaxTasks: int(num(m["max"]))})
+		case "cluster": // cluster NAME [drained=1] [max=N] [busy=1]: one of the scheduler's clusters, in order; max: its round's tasks; busy: its ACCEPTs in flight
+			v.Clusters = append(v.Clusters, ClusterState{Name: arg(1), Drained: m["drained"] != "", MaxTasks: int(num(m["max"])), Busy: m["busy"] != ""})
 		case "nsclusters": // nsclusters NS a,b: the namespace's clusters
 			if v.NamespaceClusters == nil {
 				v.NamespaceClusters = map[string][]string{}

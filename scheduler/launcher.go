@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +65,14 @@ type launcher struct {
 	// backoff holds rounds after ACCEPTs that found the engine
 	// unavailable (launchbackoff.go).
 	backoff engineBackoff
+	// Several clusters: each cluster's ACCEPTs go off the loop (acceptLater). busy counts
+	// a cluster's (its lane's) batches in flight; post hands their answers back to the
+	// loop; flights ends with the last of them (Scheduler.Run waits for it); lateWaits are
+	// the reasons of the entries a late answer rolled back, for the next round's record.
+	busy      map[string]int
+	post      func(ctx context.Context, f func(ctx context.Context))
+	flights   sync.WaitGroup
+	lateWaits map[string]queue.Wait
 }
 
 // roundClusters are the clusters for the round, each with its engine's bound on a round's
@@ -113,6 +123,12 @@ func (l *launcher) round(ctx context.Context) {
 		defer func() { l.start.round(time.Since(began)) }()
 	}
 	l.apply(ctx, v, &p, rest)
+	for key, w := range l.lateWaits {
+		if _, ok := p.Waiting[key]; ok {
+			p.Waiting[key] = w // rolled back since the last round: why, once
+		}
+	}
+	clear(l.lateWaits)
 	l.waits.record(ctx, p.Waiting, queuedSince(v))
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
 }
@@ -186,6 +202,7 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	lap("queues")
 	if l.clusters != nil {
 		v.Clusters, v.NamespaceClusters = l.roundClusters(ctx), l.caps.placed
+		l.leaveBusyOut(&v)
 	}
 	if v.Namespaces = l.caps.get(ctx); v.Namespaces != nil {
 		v.Fires = l.fires(now, v.Namespaces, v.Ready)
@@ -204,6 +221,46 @@ func (l *launcher) view(ctx context.Context) (round.View, error) {
 	}
 	v.Retiring = retiringEntries(retiring)
 	return v, nil
+}
+
+// leaveBusyOut marks the clusters whose last ACCEPTs are still in flight busy and leaves
+// their offers out of v: the round places nothing there (nothing goes twice on what a
+// launch in flight may be using, and the cluster's pace is its own) and declines none of
+// them (they are for its next round). Their launches in flight are running entries
+// already, so the namespaces' limits and guarantees count them.
+func (l *launcher) leaveBusyOut(v *round.View) {
+	if len(l.busy) == 0 {
+		return
+	}
+	for i, c := range v.Clusters {
+		if l.busy[c.Name] > 0 {
+			v.Clusters[i].Busy = true
+		}
+	}
+	kept := v.Offers[:0:0]
+	for _, o := range v.Offers {
+		if lane, _ := l.lane(o.AgentID); l.busy[lane] == 0 {
+			kept = append(kept, o)
+		}
+	}
+	v.Offers = kept
+}
+
+// waitsForLanes reports whether the next round would find nothing to place on: clusters'
+// ACCEPTs are in flight and every offer held is of one of them. The round waits for
+// their answer (each wakes the loop), as it waited for every ACCEPT when they went on
+// the loop, instead of deciding again over the queues for nothing; a scheduler with no
+// offer held, or suppressed, still runs its rounds (they ask for offers).
+func (l *launcher) waitsForLanes() bool {
+	if len(l.busy) == 0 || len(l.st.offers) == 0 || l.st.suppressed {
+		return false
+	}
+	for _, o := range l.st.offers {
+		if lane, _ := l.lane(o.AgentID); l.busy[lane] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // retiringEntries is the retiring records as the round counts them (nil: none).
@@ -481,7 +538,7 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 		l.log.Debug("launch committed; accepting", "tasks", len(b.order), "commit_took", l.clock.Now().Sub(now))
 	}
 	l.queues.changed()
-	l.accept(ctx, b, p.Decline, refuse, p.Waiting)
+	l.accept(ctx, b, p.Decline, refuse, p.Waiting, v.Clusters)
 }
 
 // commit records the launches: one change (running entries created, ready
@@ -535,16 +592,14 @@ func (l *launcher) unlaunch(ctx context.Context, done []placed) {
 // names offers of one agent) and the DECLINE of decline, several calls in
 // flight together when the engine takes them so (engine.Capabilities.Accepts,
 // per cluster: engine.Lanes), then handles their results on the loop in
-// the agents' order: a failed ACCEPT is rolled back, one that may have
-// been carried out (interrupted, or engine.ErrOutcomeUnknown) is left to
-// reconciliation; one that found the engine unavailable
-// (engine.ErrUnavailable) is rolled back and holds the next rounds back
-// (launchbackoff.go).
+// the agents' order (answered). With several clusters, each cluster's
+// ACCEPTs go off the loop (acceptLater): the round does not wait for them,
+// and their answers are handled on the loop when they come.
 //
 // The entries rolled back get their reason in waiting (the round's, which
 // the recorder records next): they wait again, since they were queued,
 // and are never shown waiting without one.
-func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration, waiting map[string]queue.Wait) {
+func (l *launcher) accept(ctx context.Context, b *built, decline []string, refuse time.Duration, waiting map[string]queue.Wait, clusters []round.ClusterState) {
 	byTask := make(map[string]observe.TaskEvent, len(b.events))
 	for _, ev := range b.events {
 		byTask[ev.TaskID] = ev
@@ -565,7 +620,109 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 		call := l.declineCall(decline, refuse)
 		extra = func(ctx context.Context) { declineErr = call(ctx) }
 	}
-	sent, errs := l.sendAccepts(ctx, b, extra)
+	now, later := l.byCluster(b, clusters)
+	for _, lb := range later {
+		l.acceptLater(ctx, lb, byTask, taken)
+	}
+	sent, errs := l.sendAccepts(ctx, now, extra)
+	l.answered(ctx, now, sent, errs, byTask, taken, waiting)
+	if len(decline) > 0 {
+		l.declined(decline, declineErr)
+	}
+}
+
+// byCluster splits b's ACCEPTs: those the round sends and waits for (now), and, with
+// several clusters, each cluster's own, sent off the loop (later; in the order of b.agents,
+// each a part of b). With one cluster (or agents the lanes name no cluster of), a round
+// waits for its ACCEPTs as ever: the next round's view reads what they did, and a single
+// cluster has no other's launches to hold.
+func (l *launcher) byCluster(b *built, clusters []round.ClusterState) (now *built, later []*built) {
+	if len(clusters) < 2 {
+		return b, nil
+	}
+	var here []string
+	byLane := map[string]*built{}
+	for _, agent := range b.agents {
+		lane, _ := l.lane(agent)
+		if !slices.ContainsFunc(clusters, func(c round.ClusterState) bool { return c.Name == lane }) {
+			here = append(here, agent)
+			continue
+		}
+		part := byLane[lane]
+		if part == nil {
+			part = &built{byAgent: b.byAgent}
+			byLane[lane] = part
+			later = append(later, part)
+		}
+		part.agents = append(part.agents, agent)
+	}
+	if len(later) == 0 {
+		return b, nil
+	}
+	return &built{agents: here, byAgent: b.byAgent}, later
+}
+
+// inFlight is a launch whose ACCEPT went off the loop and is not answered yet (state.accepting).
+type inFlight struct {
+	ev   observe.TaskEvent // its launch, told to the observers once
+	told bool              // told already: an update of the task came before the answer (statusHandler.commit)
+}
+
+// acceptLater sends one cluster's ACCEPTs of b off the loop, and hands their results to
+// the loop when the last is answered (answered, as a round's): one refused is rolled back,
+// one of unknown outcome left to reconciliation, one interrupted by the term's end left to
+// the next leader (its answer is not handed back). Until then the cluster is busy: the
+// rounds leave it out (leaveBusyOut), and its launches, committed before they were sent,
+// count as running; the reconciler does not ask for them (an engine not reached yet would
+// answer them unknown), and an update of one before the answer tells its launch first.
+func (l *launcher) acceptLater(ctx context.Context, b *built, byTask map[string]observe.TaskEvent, taken map[string]engine.Offer) {
+	lane, _ := l.lane(b.agents[0])
+	if l.busy == nil {
+		l.busy = map[string]int{}
+	}
+	l.busy[lane]++
+	if l.st.accepting == nil {
+		l.st.accepting = map[string]*inFlight{}
+	}
+	for _, agent := range b.agents {
+		for _, tl := range b.byAgent[agent].launches {
+			l.st.accepting[tl.TaskID] = &inFlight{ev: byTask[tl.TaskID]}
+		}
+	}
+	l.flights.Add(1)
+	go func() {
+		defer l.flights.Done()
+		sent, errs := l.sendAccepts(ctx, b, nil)
+		l.post(ctx, func(ctx context.Context) {
+			if l.busy[lane]--; l.busy[lane] <= 0 {
+				delete(l.busy, lane)
+			}
+			waits := map[string]queue.Wait{}
+			l.answered(ctx, b, sent, errs, byTask, taken, waits)
+			for _, agent := range b.agents {
+				for _, tl := range b.byAgent[agent].launches {
+					delete(l.st.accepting, tl.TaskID)
+				}
+			}
+			if l.lateWaits == nil {
+				l.lateWaits = map[string]queue.Wait{}
+			}
+			maps.Copy(l.lateWaits, waits)
+			l.wake() // the cluster takes work again
+		})
+	}()
+}
+
+// answered handles the results of b's ACCEPTs on the loop, in the agents' order: a failed
+// ACCEPT is rolled back, one that may have been carried out (interrupted, or
+// engine.ErrOutcomeUnknown) is left to reconciliation; one that found the engine
+// unavailable (engine.ErrUnavailable) is rolled back and holds the next rounds back
+// (launchbackoff.go). The entries rolled back get their reason in waiting.
+func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, errs []error, byTask map[string]observe.TaskEvent,
+	taken map[string]engine.Offer, waiting map[string]queue.Wait) {
+	if len(b.agents) == 0 {
+		return
+	}
 	var failed []*agentLaunch
 	var failedErr error            // the first failure's, for the reason the rolled-back entries wait with
 	down, answered := false, false // an ACCEPT found the engine unavailable; one succeeded
@@ -595,6 +752,9 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
+			if al = l.unheard(al); al == nil {
+				continue
+			}
 			failed = append(failed, al)
 			if failedErr == nil {
 				failedErr = err
@@ -619,15 +779,15 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 				app, _, _ := jobs.ParseExecutorID(tl.Executor.ID)
 				l.st.executors[offers.ExecutorKey{App: app, AgentID: agent}] = true
 			}
+			if f := l.st.accepting[tl.TaskID]; f != nil && f.told {
+				continue // an update of it came first, and told its launch
+			}
 			ev := byTask[tl.TaskID]
 			ev.At = sent[i]
 			l.obs.Launched(ev)
 		}
 	}
 	l.rollback(ctx, failed)
-	if len(decline) > 0 {
-		l.declined(decline, declineErr)
-	}
 	l.engineAnswered(down, answered)
 	if len(failed) > 0 && waiting != nil {
 		w := queue.Wait{Reason: queue.WaitLaunchFailed, Message: "its launch failed (" + failedErr.Error() +
@@ -642,6 +802,29 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 			}
 		}
 	}
+}
+
+// unheard is al without the launches the engine has sent an update of while their
+// ACCEPT was in flight (acceptLater): it has them, whatever the ACCEPT's answer (a
+// Kubernetes ACCEPT fails when one of its pods is refused, those created are the
+// engine's), and rolled back they could run again beside themselves; nil when none is
+// left. The ACCEPTs a round waited for have none.
+func (l *launcher) unheard(al *agentLaunch) *agentLaunch {
+	heard := func(taskID string) bool { f := l.st.accepting[taskID]; return f != nil && f.told }
+	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return heard(tl.TaskID) }) {
+		return al
+	}
+	out := &agentLaunch{offerIDs: al.offerIDs}
+	for i, tl := range al.launches {
+		if !heard(tl.TaskID) {
+			out.launches = append(out.launches, tl)
+			out.entries = append(out.entries, al.entries[i])
+		}
+	}
+	if len(out.launches) == 0 {
+		return nil
+	}
+	return out
 }
 
 // rolledBackKey is the wait key of a rolled-back launch's entry.

@@ -87,7 +87,9 @@ func (r *reconciler) reconcile(ctx context.Context, explicit bool) error {
 		}
 		for _, items := range all {
 			for _, rt := range items {
-				refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+				if r.st.accepting[rt.TaskID] == nil { // its ACCEPT's answer settles it
+					refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+				}
 			}
 		}
 		refs = r.retiringRefs(ctx, refs)
@@ -115,7 +117,9 @@ func (r *reconciler) begin(ctx context.Context) {
 	}
 	for _, items := range all {
 		for _, rt := range items {
-			r.st.awaiting[rt.TaskID] = true
+			if r.st.accepting[rt.TaskID] == nil { // its ACCEPT's answer settles it
+				r.st.awaiting[rt.TaskID] = true
+			}
 		}
 	}
 	if len(r.st.awaiting) == 0 {
@@ -134,7 +138,9 @@ func (r *reconciler) begin(ctx context.Context) {
 	refs := make([]engine.TaskRef, 0, len(r.st.awaiting))
 	for _, items := range all {
 		for _, rt := range items {
-			refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+			if r.st.awaiting[rt.TaskID] {
+				refs = append(refs, engine.TaskRef{TaskID: rt.TaskID, AgentID: rt.AgentID})
+			}
 		}
 	}
 	r.ask(ctx, r.retiringRefs(ctx, refs), true)

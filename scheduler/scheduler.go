@@ -211,7 +211,7 @@ func New(d Deps) *Scheduler {
 		lane: laneOf(d.Driver, caps),
 		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{},
 		overlapRetry: map[string]time.Time{}}
-	s.launcher.killRun = s.killRun
+	s.launcher.killRun, s.launcher.post = s.killRun, s.post
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s
@@ -263,6 +263,9 @@ const releaseBound = 3 * time.Second
 // Run loads the configuration and runs the producer, the watches and the
 // loop until ctx ends (the leader context).
 func (s *Scheduler) Run(ctx context.Context) error {
+	// Last, after the term's context ends: the ACCEPTs sent off the loop end with it
+	// (launcher.acceptLater), and none outlives the term.
+	defer s.launcher.flights.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reg := s.deps.Registry
@@ -518,7 +521,7 @@ func (s *Scheduler) turn(ctx context.Context, ts *turnState, dirty bool) {
 		s.st.roundNow, ts.throttle, dirty = false, nil, true
 	}
 	ts.pending = ts.pending || dirty
-	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.roundHeld(ts.since) {
+	if ts.pending && ts.throttle == nil && !s.backlogged() && !s.roundHeld(ts.since) && !s.launcher.waitsForLanes() {
 		ts.pending = false
 		start := time.Now()
 		s.launcher.round(ctx)

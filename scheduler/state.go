@@ -56,6 +56,10 @@ type state struct {
 	// the observers though the registry no longer holds them.
 	givenUp map[string]bool
 
+	// accepting are the launches whose ACCEPT went off the loop and is not answered yet
+	// (launcher.acceptLater), by task id; nil: none so far.
+	accepting map[string]*inFlight
+
 	reservation round.Reservation // the launch round's, carried to the next
 	lastWork    time.Time         // the last round that had work waiting
 

@@ -141,6 +141,14 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	if rt.KilledBy == task.KilledByDaemonDeletion {
 		ev.Transient = false // the job is gone from the catalog: its kind is the mark's
 	}
+	if f := h.st.accepting[st.TaskID]; f != nil && !f.told {
+		// An update before its ACCEPT's answer (sent off the loop: launcher.acceptLater):
+		// the engine has the task, and the observers hear of its launch first.
+		f.told = true
+		launched := f.ev
+		launched.At = h.clock.Now()
+		h.obs.Launched(launched)
+	}
 	h.obs.StatusChanged(ev, st)
 	delete(h.st.unreachable, st.TaskID)
 	delete(h.st.lostCluster, st.TaskID)
