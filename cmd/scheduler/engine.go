@@ -206,7 +206,7 @@ func kubeConfig(cfg config.Config, clients kube.Clients, taskToken func(string) 
 		Client: clients.Typed, Namespace: cfg.Kube.Namespace, NamespaceOf: cfg.Kube.KubeNamespaceOf,
 		WatchNamespaces: cfg.Kube.KubeNamespacesKnown(), ExecutorImage: cfg.Kube.ExecutorImage,
 		PullPolicy: corev1.PullPolicy(cfg.Kube.ImagePullPolicy), HostNetwork: cfg.Kube.HostNetwork, TemplateHostAccess: cfg.Kube.TemplateHostAccess,
-		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, Binding: cfg.Kube.Binding,
+		NodeSelector: cfg.Kube.NodeSelectorMap(), Tolerations: tols, ServiceAccount: cfg.Kube.ServiceAccount, SchedulerAccount: clients.Account, Binding: cfg.Kube.Binding,
 		FinishedPodHold: cfg.Kube.FinishedPodHold,
 		SchedulerURLs:   urls, TaskToken: taskToken, APIQPS: cfg.Kube.APIQPS,
 	}

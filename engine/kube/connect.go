@@ -1,7 +1,11 @@
 package kube
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +26,10 @@ type Connection struct {
 type Clients struct {
 	Typed   kubernetes.Interface
 	Dynamic dynamic.Interface
+	// Account is the scheduler's own service account, "namespace/name", when its
+	// credentials are one's token ("": a user's certificate or token, or unknown):
+	// Config.SchedulerAccount.
+	Account string
 }
 
 // Connect makes the clients of c. Built-in types travel as protobuf (the informers decode
@@ -50,5 +58,45 @@ func Connect(c Connection) (Clients, error) {
 	if err != nil {
 		return Clients{}, fmt.Errorf("kubernetes: %w", err)
 	}
-	return Clients{Typed: cs, Dynamic: dyn}, nil
+	return Clients{Typed: cs, Dynamic: dyn, Account: tokenAccount(rc)}, nil
+}
+
+// tokenAccount is the service account rc's bearer token is of, "namespace/name", read
+// from the token's subject claim (system:serviceaccount:NS:NAME); "" for any other
+// credential. The token is not verified: it names the account to keep from the tasks,
+// and a token that lies about its subject only fails its own requests.
+func tokenAccount(rc *rest.Config) string {
+	tok := rc.BearerToken
+	if tok == "" && rc.BearerTokenFile != "" {
+		b, err := os.ReadFile(rc.BearerTokenFile)
+		if err != nil {
+			return ""
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	return jwtAccount(tok)
+}
+
+// jwtAccount is the service account a JWT's subject names; "" when it names none.
+func jwtAccount(tok string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(payload, &claims) != nil {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(claims.Sub, "system:serviceaccount:")
+	ns, name, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || ns == "" || name == "" || strings.Contains(name, ":") {
+		return ""
+	}
+	return ns + "/" + name
 }

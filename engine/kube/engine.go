@@ -42,6 +42,10 @@ type Config struct {
 	NodeSelector       map[string]string
 	Tolerations        []corev1.Toleration
 	ServiceAccount     string
+	// SchedulerAccount is the scheduler's own service account, "namespace/name"
+	// (Clients.Account; "" when it runs as no service account): no task pod may run
+	// as it, whatever its podTemplate or kube_service_account say (serviceaccount.go).
+	SchedulerAccount string
 	// Binding is BindingDirect ("" too) or BindingKubeScheduler (binding.go).
 	Binding string
 	// SchedulerURLs are where the executors in the pods report (any scheduler instance:

@@ -145,6 +145,9 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 	if tmplErr == nil {
 		tmplErr = ApplyPodTemplate(pod, tmpl)
 	}
+	if tmplErr == nil {
+		tmplErr = e.checkAccount(pod, tmpl)
+	}
 	if e.cfg.Binding == BindingKubeScheduler && ps.node != "" {
 		pin(pod, ps.node)
 	}
