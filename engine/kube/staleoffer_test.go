@@ -41,6 +41,18 @@ func launchesOn(n, j string, k int, cpus float64) []engine.TaskLaunch {
 }
 
 // stepCalls runs an offer step and returns what it rescinded and offered.
+// supersededOffer is an engine whose node n1 (2 CPUs, 4 GiB) had an offer replaced
+// as its room grew (another pod on it ended): the replaced offer and the current one.
+func supersededOffer() (e *Engine, superseded, current engine.Offer) {
+	e = testEngine(clock.NewFake(t0))
+	e.onNode(node("n1", "2", "4Gi", false))
+	other := othersPod("x", "n1", "1")
+	e.onPod(other)
+	superseded = offered(e)[0]
+	e.onPodDeleted(other)
+	return e, superseded, stepCalls(e).offers[0]
+}
+
 func stepCalls(e *Engine) *rescinds {
 	r := &rescinds{}
 	e.mu.Lock()
@@ -112,13 +124,7 @@ func TestAcceptOfAnOfferReplacedAsRoomGrew(t *testing.T) {
 // TestDeclinedSupersededOfferIsNotTaken: a superseded offer declined (the round placed
 // nothing on it) cannot be accepted after.
 func TestDeclinedSupersededOfferIsNotTaken(t *testing.T) {
-	e := testEngine(clock.NewFake(t0))
-	e.onNode(node("n1", "2", "4Gi", false))
-	other := othersPod("x", "n1", "1")
-	e.onPod(other)
-	seen := offered(e)[0]
-	e.onPodDeleted(other)
-	stepCalls(e)
+	e, seen, _ := supersededOffer()
 	if err := e.Decline(context.Background(), []string{seen.ID}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +167,7 @@ func TestStaleOfferOfANodeThatCannotTakeTheLaunches(t *testing.T) {
 		}
 	})
 	t.Run("cordoned", func(t *testing.T) {
-		e := testEngine(clock.NewFake(t0))
-		e.onNode(node("n1", "2", "4Gi", false))
-		other := othersPod("x", "n1", "1")
-		e.onPod(other)
-		superseded := offered(e)[0]
-		e.onPodDeleted(other)
-		current := stepCalls(e).offers[0]
+		e, superseded, current := supersededOffer()
 		e.onNode(node("n1", "2", "4Gi", true))
 		for _, id := range []string{current.ID, superseded.ID} {
 			err := e.Accept(context.Background(), []string{id}, launchesOn("n1", "j", 1, 0.1), -1)
@@ -185,13 +185,7 @@ func TestStaleOfferOfANodeThatCannotTakeTheLaunches(t *testing.T) {
 		}
 	})
 	t.Run("deleted", func(t *testing.T) {
-		e := testEngine(clock.NewFake(t0))
-		e.onNode(node("n1", "2", "4Gi", false))
-		other := othersPod("x", "n1", "1")
-		e.onPod(other)
-		superseded := offered(e)[0]
-		e.onPodDeleted(other)
-		current := stepCalls(e).offers[0]
+		e, superseded, current := supersededOffer()
 		// The informer shows the node deleted; no step has rescinded its offer yet.
 		e.onNodeDeleted(node("n1", "2", "4Gi", false))
 		for _, id := range []string{current.ID, superseded.ID} {
