@@ -174,7 +174,7 @@ func (c *configFollower) killJob(ctx context.Context, name string) {
 		return
 	}
 	for _, rt := range running {
-		if err := c.driver.Kill(ctx, rt.TaskID, rt.AgentID); err != nil {
+		if err := killTask(ctx, c.st, c.driver, rt.TaskID, rt.AgentID); err != nil {
 			c.log.Warn("kill task", "task", rt.TaskID, "err", err)
 		}
 	}

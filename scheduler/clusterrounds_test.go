@@ -123,6 +123,13 @@ func answerK8s(t *testing.T, r *rig, d *slowClusterDriver, err error) {
 	r.sched.launcher.flights.Wait()
 }
 
+// killed are the tasks the driver was asked to kill.
+func (d *fakeDriver) killed() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.kills)
+}
+
 func acceptedJobs(d *fakeDriver) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -326,5 +333,55 @@ func TestRefusedLateAcceptKeepsTheTasksTheEngineReported(t *testing.T) {
 	}
 	if _, ok := got[1]; ok {
 		t.Fatalf("the unreported task was not rolled back: %v", got)
+	}
+}
+
+// TestKillDuringALateAcceptWaitsForItsAnswer: a run stopped while its ACCEPT is in flight
+// is killed only once the ACCEPT is answered: a kill sent first could reach the engine
+// before the launch, which would then run on.
+func TestKillDuringALateAcceptWaitsForItsAnswer(t *testing.T) {
+	r, d, _ := slowClusterRig(t)
+	r.trigger("onk8s")
+	boundedRound(t, r, false)
+	<-d.entered
+	inFlight := ""
+	for _, e := range r.running("onk8s") {
+		inFlight = e.TaskID
+	}
+	if _, err := r.sched.killRun(r.ctx, "onk8s", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if kills := r.drv.killed(); len(kills) != 0 {
+		t.Fatalf("killed %v while the launch was on its way", kills)
+	}
+	answerK8s(t, r, d, nil)
+	if kills := r.drv.killed(); !slices.Equal(kills, []string{inFlight}) {
+		t.Fatalf("after the answer killed %v, want %s", kills, inFlight)
+	}
+}
+
+// TestKillDuringARefusedLateAcceptEndsTheRun: a run stopped while its ACCEPT is in flight,
+// whose ACCEPT is then refused, is not queued again (it would run after it was stopped):
+// it ends as killed, by whom stopped it, and nothing is sent to the engine.
+func TestKillDuringARefusedLateAcceptEndsTheRun(t *testing.T) {
+	r, d, obs := slowClusterRig(t)
+	r.trigger("onk8s")
+	boundedRound(t, r, false)
+	<-d.entered
+	if _, err := r.sched.killRun(r.ctx, "onk8s", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	answerK8s(t, r, d, errors.New("admission webhook denied the request"))
+	if len(r.running("onk8s")) != 0 || r.readyCount("onk8s") != 0 {
+		t.Fatalf("after the refusal: running %v, queued %d; want neither", r.running("onk8s"), r.readyCount("onk8s"))
+	}
+	if kills := r.drv.killed(); len(kills) != 0 {
+		t.Fatalf("killed %v, a task the engine never had", kills)
+	}
+	if !slices.Contains(obs.events, "TASK_KILLED onk8s") {
+		t.Fatalf("the stopped run's end was not told: %v", obs.events)
+	}
+	if len(r.sched.st.accepting) != 0 {
+		t.Fatalf("in flight after the answer: %v", r.sched.st.accepting)
 	}
 }

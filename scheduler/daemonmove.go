@@ -68,7 +68,7 @@ func (l *launcher) moveDaemons(ctx context.Context, v round.View) {
 			l.moved[e.TaskID] = true
 			l.log.Info("moving a DAEMON shard to another cluster: stopping it where it runs", "job", job, "item", item,
 				"task", e.TaskID, "cluster", cur, "drained", !takes[cur])
-			if err := l.driver.Kill(ctx, e.TaskID, e.AgentID); err != nil {
+			if err := killTask(ctx, l.st, l.driver, e.TaskID, e.AgentID); err != nil {
 				l.log.Warn("stop a DAEMON shard to move it", "task", e.TaskID, "err", err)
 			}
 		}

@@ -85,7 +85,7 @@ func (s *Scheduler) killRun(ctx context.Context, job, by string) (KilledRun, err
 	for item, e := range marked {
 		e.Version++
 		s.st.putRunning(job, item, e)
-		if err := s.deps.Driver.Kill(ctx, e.TaskID, e.AgentID); err != nil {
+		if err := killTask(ctx, s.st, s.deps.Driver, e.TaskID, e.AgentID); err != nil {
 			s.deps.Log.Warn("kill run: kill task", "task", e.TaskID, "err", err)
 		}
 		out.Tasks = append(out.Tasks, e.TaskID)

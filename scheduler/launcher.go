@@ -17,6 +17,7 @@ import (
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/registry"
 	"github.com/ejcloud/elasticjob/round"
+	"github.com/ejcloud/elasticjob/task"
 )
 
 // launcher runs launch rounds: read a view (the queues, the catalog, the
@@ -54,6 +55,7 @@ type launcher struct {
 	nextFireAt func() (time.Time, bool)
 	lateMemo   lateMemo                                                     // the last late launch's words (tasks.go)
 	killRun    func(ctx context.Context, job, by string) (KilledRun, error) // on the loop
+	status     *statusHandler                                               // ends a task killed before its launch failed (endKilled)
 	// sharesExecutors: the engine's executors outlive their tasks (engine.Capabilities),
 	// so an app's executor on an agent, once launched, stays charged (st.executors).
 	sharesExecutors bool
@@ -666,6 +668,22 @@ func (l *launcher) byCluster(b *built, clusters []round.ClusterState) (now *buil
 type inFlight struct {
 	ev   observe.TaskEvent // its launch, told to the observers once
 	told bool              // told already: an update of the task came before the answer (statusHandler.commit)
+	// kill is the agent of a kill asked for while the ACCEPT was in flight ("": none),
+	// sent when it is answered (killTask).
+	kill string
+}
+
+// killTask asks the engine to kill a task, or, while the task's ACCEPT is in flight
+// (acceptLater), holds the kill until the ACCEPT is answered: sent at once it could reach
+// the engine before the launch (a Mesos master answers a kill of a task it does not know
+// yet with an end, then launches the task), and the task would run on, killed only as an
+// orphan at the next reconciliation. The answer sends it (killHeld).
+func killTask(ctx context.Context, st *state, driver engine.Driver, taskID, agentID string) error {
+	if f := st.accepting[taskID]; f != nil {
+		f.kill = agentID
+		return nil
+	}
+	return driver.Kill(ctx, taskID, agentID)
 }
 
 // acceptLater sends one cluster's ACCEPTs of b off the loop, and hands their results to
@@ -749,10 +767,14 @@ func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, err
 				// again a task the engine never got and keeps one it got.
 				l.log.Warn("launcher: accept unanswered; reconciliation settles its tasks", "agent", agent, "tasks", len(al.launches), "err", err)
 				l.st.reconciledAt = time.Time{}
+				l.killHeld(ctx, al) // the engine may have launched them
 				continue
 			}
 			l.log.Error("launcher: accept", "agent", agent, "tasks", len(al.launches), "err", err)
 			if al = l.unheard(al); al == nil {
+				continue
+			}
+			if al = l.endKilled(ctx, al, agent, err); al == nil {
 				continue
 			}
 			failed = append(failed, al)
@@ -774,6 +796,7 @@ func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, err
 			continue
 		}
 		answered = true
+		l.killHeld(ctx, al)
 		for _, tl := range al.launches {
 			if l.sharesExecutors {
 				app, _, _ := jobs.ParseExecutorID(tl.Executor.ID)
@@ -819,6 +842,47 @@ func (l *launcher) unheard(al *agentLaunch) *agentLaunch {
 		if !heard(tl.TaskID) {
 			out.launches = append(out.launches, tl)
 			out.entries = append(out.entries, al.entries[i])
+		}
+	}
+	if len(out.launches) == 0 {
+		return nil
+	}
+	return out
+}
+
+// killHeld sends the kills asked for while al's ACCEPT was in flight (killTask), now
+// that the engine has had it.
+func (l *launcher) killHeld(ctx context.Context, al *agentLaunch) {
+	for _, tl := range al.launches {
+		if f := l.st.accepting[tl.TaskID]; f != nil && f.kill != "" {
+			l.log.Info("killing a task whose kill waited for its launch's answer", "task", tl.TaskID)
+			if err := l.driver.Kill(ctx, tl.TaskID, f.kill); err != nil {
+				l.log.Warn("kill a task after its launch's answer", "task", tl.TaskID, "err", err)
+			}
+		}
+	}
+}
+
+// endKilled is al without the launches killed while their ACCEPT was in flight (killTask),
+// which the failed ACCEPT (cause) never gave the engine: rolled back they would run after
+// all, so each ends as its kill would have ended it (TASK_KILLED); nil when none is left.
+func (l *launcher) endKilled(ctx context.Context, al *agentLaunch, agent string, cause error) *agentLaunch {
+	killed := func(taskID string) bool { f := l.st.accepting[taskID]; return f != nil && f.kill != "" }
+	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return killed(tl.TaskID) }) {
+		return al
+	}
+	out := &agentLaunch{offerIDs: al.offerIDs}
+	for i, tl := range al.launches {
+		if !killed(tl.TaskID) {
+			out.launches = append(out.launches, tl)
+			out.entries = append(out.entries, al.entries[i])
+			continue
+		}
+		st := engine.Status{TaskID: tl.TaskID, AgentID: agent, State: task.Killed,
+			Message: "killed while its launch was on its way to the cluster, whose launch then failed (" + cause.Error() + "): it never ran"}
+		if err := l.status.handleOne(ctx, l.reg, st); err != nil {
+			// Left recorded as launched: the reconciliation finds the engine never had it.
+			l.log.Warn("end a task killed before its launch failed", "task", tl.TaskID, "err", err)
 		}
 	}
 	if len(out.launches) == 0 {

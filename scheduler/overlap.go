@@ -152,7 +152,7 @@ func (l *launcher) giveUpOverlap(ctx context.Context, v round.View, job string, 
 	if has {
 		l.st.givenUp[cur.TaskID] = true
 		attrs = append(attrs, "new_task", cur.TaskID, "new_state", cur.State)
-		if err := l.driver.Kill(ctx, cur.TaskID, cur.AgentID); err != nil {
+		if err := killTask(ctx, l.st, l.driver, cur.TaskID, cur.AgentID); err != nil {
 			l.log.Warn("stop the new task of a given-up overlap", "task", cur.TaskID, "err", err)
 		}
 	}
@@ -170,7 +170,7 @@ func killRetiring(ctx context.Context, driver engine.Driver, log *slog.Logger, s
 	}
 	st.retireKilled[r.TaskID] = now
 	log.Info("stopping a retiring DAEMON task: "+why, "task", r.TaskID, "agent", r.AgentID, "cluster", engine.ClusterOf(r.AgentID))
-	if err := driver.Kill(ctx, r.TaskID, r.AgentID); err != nil {
+	if err := killTask(ctx, st, driver, r.TaskID, r.AgentID); err != nil {
 		log.Warn("stop a retiring DAEMON task", "task", r.TaskID, "err", err)
 	}
 }

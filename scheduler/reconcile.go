@@ -293,7 +293,7 @@ func (r *reconciler) periodic(ctx context.Context) {
 			msg = "cluster " + cluster + " unreachable for longer than " + bound.String()
 		}
 		r.log.Warn("task unreachable for too long: counting it as lost", "task", taskID, "cluster", cluster, "bound", bound)
-		_ = r.driver.Kill(ctx, taskID, tid.AgentID)
+		_ = killTask(ctx, r.st, r.driver, taskID, tid.AgentID)
 		if err := r.status.handleOne(ctx, r.reg, engine.Status{TaskID: taskID, AgentID: tid.AgentID, State: task.Lost,
 			Message: msg}); err != nil && ctx.Err() == nil {
 			r.log.Warn("count an unreachable task lost; trying again at the next tick", "task", taskID, "err", err)

@@ -211,7 +211,7 @@ func New(d Deps) *Scheduler {
 		lane: laneOf(d.Driver, caps),
 		caps: &capacities{reg: d.Registry, clock: d.Clock, log: d.Log.With("subsystem", "launcher"), engine: d.Driver}, clusters: d.Clusters, moved: map[string]bool{},
 		overlapRetry: map[string]time.Time{}}
-	s.launcher.killRun, s.launcher.post = s.killRun, s.post
+	s.launcher.killRun, s.launcher.post, s.launcher.status = s.killRun, s.post, s.status
 	s.config = &configFollower{reg: d.Registry, driver: d.Driver, clock: d.Clock, log: d.Log.With("subsystem", "config"),
 		st: s.st, catalog: s.catalog, producer: s.producer, queues: s.queues, runs: runs}
 	return s

@@ -191,7 +191,7 @@ func (h *statusHandler) stale(ctx context.Context, st engine.Status, out task.Ou
 	}
 	if out.Kill {
 		h.log.Warn("status: killing a task the registry does not know", "task", st.TaskID, "state", st.State)
-		if err := h.driver.Kill(ctx, st.TaskID, st.AgentID); err != nil {
+		if err := killTask(ctx, h.st, h.driver, st.TaskID, st.AgentID); err != nil {
 			h.log.Warn("status: kill orphan", "task", st.TaskID, "err", err)
 		}
 	}

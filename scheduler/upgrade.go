@@ -27,7 +27,7 @@ func (h *statusHandler) replaceOriginalDaemon(ctx context.Context, in task.Input
 	}
 	h.replaced[st.TaskID] = true
 	h.log.Info("replacing a DAEMON task the original left running with this scheduler's", "task", st.TaskID)
-	if err := h.driver.Kill(ctx, st.TaskID, in.Entry.AgentID); err != nil {
+	if err := killTask(ctx, h.st, h.driver, st.TaskID, in.Entry.AgentID); err != nil {
 		h.log.Warn("kill the original's DAEMON task", "task", st.TaskID, "err", err)
 		delete(h.replaced, st.TaskID) // the next update or reconciliation tries again
 	}
