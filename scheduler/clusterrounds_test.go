@@ -123,6 +123,19 @@ func answerK8s(t *testing.T, r *rig, d *slowClusterDriver, err error) {
 	r.sched.launcher.flights.Wait()
 }
 
+// launchOnK8s launches onk8s with its ACCEPT held in flight, returning its task id.
+func launchOnK8s(t *testing.T, r *rig, d *slowClusterDriver) string {
+	t.Helper()
+	r.trigger("onk8s")
+	boundedRound(t, r, false)
+	<-d.entered
+	for _, e := range r.running("onk8s") {
+		return e.TaskID
+	}
+	t.Fatal("the launch in flight is not recorded")
+	return ""
+}
+
 // killed are the tasks the driver was asked to kill.
 func (d *fakeDriver) killed() []string {
 	d.mu.Lock()
@@ -293,13 +306,9 @@ func TestLateAcceptOfUnknownOutcomeLeftToReconciliation(t *testing.T) {
 // launch before its update, and the answer does not tell it again.
 func TestUpdateBeforeTheLateAnswerTellsTheLaunchFirst(t *testing.T) {
 	r, d, obs := slowClusterRig(t)
-	r.trigger("onk8s")
-	boundedRound(t, r, false)
-	<-d.entered
-	for _, e := range r.running("onk8s") {
-		if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: e.TaskID, AgentID: e.AgentID, State: task.Running}); err != nil {
-			t.Fatal(err)
-		}
+	id := launchOnK8s(t, r, d)
+	if err := r.sched.status.handle(r.ctx, r.reg, engine.Status{TaskID: id, AgentID: r.running("onk8s")[0].AgentID, State: task.Running}); err != nil {
+		t.Fatal(err)
 	}
 	answerK8s(t, r, d, nil)
 	if want := []string{"launched onk8s", "TASK_RUNNING onk8s"}; !slices.Equal(obs.events, want) {
@@ -341,13 +350,7 @@ func TestRefusedLateAcceptKeepsTheTasksTheEngineReported(t *testing.T) {
 // before the launch, which would then run on.
 func TestKillDuringALateAcceptWaitsForItsAnswer(t *testing.T) {
 	r, d, _ := slowClusterRig(t)
-	r.trigger("onk8s")
-	boundedRound(t, r, false)
-	<-d.entered
-	inFlight := ""
-	for _, e := range r.running("onk8s") {
-		inFlight = e.TaskID
-	}
+	inFlight := launchOnK8s(t, r, d)
 	if _, err := r.sched.killRun(r.ctx, "onk8s", "alice"); err != nil {
 		t.Fatal(err)
 	}
@@ -365,9 +368,7 @@ func TestKillDuringALateAcceptWaitsForItsAnswer(t *testing.T) {
 // it ends as killed, by whom stopped it, and nothing is sent to the engine.
 func TestKillDuringARefusedLateAcceptEndsTheRun(t *testing.T) {
 	r, d, obs := slowClusterRig(t)
-	r.trigger("onk8s")
-	boundedRound(t, r, false)
-	<-d.entered
+	launchOnK8s(t, r, d)
 	if _, err := r.sched.killRun(r.ctx, "onk8s", "alice"); err != nil {
 		t.Fatal(err)
 	}

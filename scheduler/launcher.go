@@ -833,20 +833,7 @@ func (l *launcher) answered(ctx context.Context, b *built, sent []time.Time, err
 // engine's), and rolled back they could run again beside themselves; nil when none is
 // left. The ACCEPTs a round waited for have none.
 func (l *launcher) unheard(al *agentLaunch) *agentLaunch {
-	heard := func(taskID string) bool { f := l.st.accepting[taskID]; return f != nil && f.told }
-	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return heard(tl.TaskID) }) {
-		return al
-	}
-	out := &agentLaunch{offerIDs: al.offerIDs}
-	for i, tl := range al.launches {
-		if !heard(tl.TaskID) {
-			out.launches = append(out.launches, tl)
-			out.entries = append(out.entries, al.entries[i])
-		}
-	}
-	if len(out.launches) == 0 {
-		return nil
-	}
+	out, _ := al.without(func(f *inFlight) bool { return f.told }, l.st.accepting)
 	return out
 }
 
@@ -867,17 +854,8 @@ func (l *launcher) killHeld(ctx context.Context, al *agentLaunch) {
 // which the failed ACCEPT (cause) never gave the engine: rolled back they would run after
 // all, so each ends as its kill would have ended it (TASK_KILLED); nil when none is left.
 func (l *launcher) endKilled(ctx context.Context, al *agentLaunch, agent string, cause error) *agentLaunch {
-	killed := func(taskID string) bool { f := l.st.accepting[taskID]; return f != nil && f.kill != "" }
-	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return killed(tl.TaskID) }) {
-		return al
-	}
-	out := &agentLaunch{offerIDs: al.offerIDs}
-	for i, tl := range al.launches {
-		if !killed(tl.TaskID) {
-			out.launches = append(out.launches, tl)
-			out.entries = append(out.entries, al.entries[i])
-			continue
-		}
+	out, killed := al.without(func(f *inFlight) bool { return f.kill != "" }, l.st.accepting)
+	for _, tl := range killed {
 		st := engine.Status{TaskID: tl.TaskID, AgentID: agent, State: task.Killed,
 			Message: "killed while its launch was on its way to the cluster, whose launch then failed (" + cause.Error() + "): it never ran"}
 		if err := l.status.handleOne(ctx, l.reg, st); err != nil {
@@ -885,10 +863,30 @@ func (l *launcher) endKilled(ctx context.Context, al *agentLaunch, agent string,
 			l.log.Warn("end a task killed before its launch failed", "task", tl.TaskID, "err", err)
 		}
 	}
-	if len(out.launches) == 0 {
-		return nil
-	}
 	return out
+}
+
+// without is al less the launches in flight of which drop says true, and those; nil
+// when none is left.
+func (al *agentLaunch) without(drop func(*inFlight) bool, accepting map[string]*inFlight) (*agentLaunch, []engine.TaskLaunch) {
+	dropped := func(taskID string) bool { f := accepting[taskID]; return f != nil && drop(f) }
+	if !slices.ContainsFunc(al.launches, func(tl engine.TaskLaunch) bool { return dropped(tl.TaskID) }) {
+		return al, nil
+	}
+	out := &agentLaunch{offerIDs: al.offerIDs}
+	var gone []engine.TaskLaunch
+	for i, tl := range al.launches {
+		if dropped(tl.TaskID) {
+			gone = append(gone, tl)
+			continue
+		}
+		out.launches = append(out.launches, tl)
+		out.entries = append(out.entries, al.entries[i])
+	}
+	if len(out.launches) == 0 {
+		return nil, gone
+	}
+	return out, gone
 }
 
 // rolledBackKey is the wait key of a rolled-back launch's entry.
