@@ -79,3 +79,32 @@ func TestKillRunStopsOneExecution(t *testing.T) {
 		t.Fatalf("a namespace's job: %v", err)
 	}
 }
+
+// A stopped run's task the engine still reports running (its kill lost: the engine out of
+// reach when it was sent) is killed again at its next update, a reconciliation's answer
+// among them; one reported killing is not.
+func TestStoppedRunsTaskStillRunningIsKilledAgain(t *testing.T) {
+	r := newRig(t)
+	r.addApp("app", 0.1, 32)
+	r.addJob(func(j *jobs.Config) { j.ShardingTotalCount = 1 })
+	r.trigger("job")
+	r.offer("o1", 8, 4096)
+	r.sched.launcher.round(r.ctx)
+	id := r.running("job")[0].TaskID
+	r.status(id, "TASK_RUNNING")
+	if _, err := r.sched.killRun(r.ctx, "job", "console:admin"); err != nil { // its kill lost on the way
+		t.Fatal(err)
+	}
+	r.status(id, "TASK_RUNNING") // the reconciliation's answer
+	if kills := r.drv.killed(); len(kills) != 2 || kills[1] != id {
+		t.Fatalf("driver kills %v, want %s twice", kills, id)
+	}
+	r.status(id, "TASK_KILLING")
+	if kills := r.drv.killed(); len(kills) != 2 {
+		t.Fatalf("killed again though the engine is killing it: %v", kills)
+	}
+	r.status(id, "TASK_KILLED")
+	if len(r.running("job")) != 0 {
+		t.Fatalf("running after the kill: %v", r.running("job"))
+	}
+}

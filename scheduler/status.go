@@ -161,6 +161,16 @@ func (h *statusHandler) commit(ctx context.Context, reg *registry.Registry, tid 
 	if out.Overtaken {
 		h.st.overtaken.Add(st.TaskID)
 	}
+	if rt.KilledBy != "" && out.End == nil && st.State != task.Killing {
+		// The run was stopped and the engine still runs the task: its kill did not get
+		// there (sent while the engine was out of reach, or held for an ACCEPT whose
+		// leader's term ended first). Asked again at each of its updates, the
+		// reconciliations' answers among them, until it ends.
+		h.log.Info("status: a stopped run's task still runs; killing it again", "task", st.TaskID, "state", st.State, "by", rt.KilledBy)
+		if err := killTask(ctx, h.st, h.driver, st.TaskID, st.AgentID); err != nil {
+			h.log.Warn("status: kill a stopped run's task again", "task", st.TaskID, "err", err)
+		}
+	}
 	switch {
 	case out.Mark != nil:
 		err := h.mark(ctx, reg, tid, *out.Mark)
