@@ -103,14 +103,17 @@ func held(dir string, pids []int) (bytes int64, unmeasured string) {
 						d.Close()
 						return bytes, fmt.Sprintf("more than %d open files and mappings", heldBudget)
 					}
-					var st unix.Stat_t
-					// stat follows the magic link to the file itself without opening it.
-					if unix.Stat(p+"/"+n, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
-						st.Nlink != 0 || st.Dev != root.Dev || seen[st.Ino] {
+					var st unix.Statx_t
+					// statx follows the magic link to the file itself without opening it,
+					// and with the attributes cached (no round trip to a network file
+					// system's server, which a task's open file could make hang).
+					if unix.Statx(unix.AT_FDCWD, p+"/"+n, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_NLINK|unix.STATX_INO|unix.STATX_BLOCKS, &st) != nil ||
+						uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG || st.Nlink != 0 ||
+						unix.Mkdev(st.Dev_major, st.Dev_minor) != root.Dev || seen[st.Ino] {
 						continue
 					}
 					seen[st.Ino] = true
-					bytes += st.Blocks * 512
+					bytes += int64(st.Blocks) * 512
 				}
 				if err != nil {
 					break // the end, or the process ended meanwhile
