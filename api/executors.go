@@ -23,7 +23,14 @@ type Executors interface {
 const (
 	ExecutorReportPath = "/executor/v1/report"
 	TaskTokenHeader    = "X-Elasticjob-Task-Token"
+	// TaskIDHeader names the report's task, so that its token is checked before the body
+	// is read.
+	TaskIDHeader = "X-Elasticjob-Task-Id"
 )
+
+// maxUnnamedReports bounds the reports without TaskIDHeader (an executor of an earlier
+// version sends none) whose bodies are read at once.
+const maxUnnamedReports = 16
 
 // TaskToken signs a task id: the scheduler puts it into the task's pod, and the executor
 // there sends it with its reports, which so can only be about its own task. Every instance
@@ -36,7 +43,28 @@ func (a *Auth) validTaskToken(taskID, tok string) bool {
 	return taskID != "" && hmac.Equal([]byte(tok), []byte(a.TaskToken(taskID)))
 }
 
+// executorReport serves POST /executor/v1/report. Any client reaches it (a task's pod is
+// one), and a body of up to maxBody is read into the scheduler's memory: so a report's
+// token is checked against the task TaskIDHeader names before its body is read (401 at
+// once), and reports without the header, which are checked only once read, have at most
+// maxUnnamedReports bodies read at a time (429, which an executor retries): else a client
+// announcing bodies it never finishes, on as many connections as it likes, held maxBody of
+// the scheduler's memory on each.
 func (s *operateHandlers) executorReport(c *gin.Context, ex Executors) {
+	named := c.GetHeader(TaskIDHeader)
+	switch {
+	case named != "" && !s.auth.validTaskToken(named, c.GetHeader(TaskTokenHeader)):
+		writeError(c, s.log, fmt.Errorf("%w: the report's task token does not match its task %q", ErrUnauthorized, named))
+		return
+	case named == "":
+		select {
+		case s.unnamedReports <- struct{}{}:
+			defer func() { <-s.unnamedReports }()
+		default:
+			writeError(c, s.log, fmt.Errorf("%w: more than %d reports without %s at once", ErrTooMany, maxUnnamedReports, TaskIDHeader))
+			return
+		}
+	}
 	body, err := readBody(c, s.maxBody)
 	if err != nil {
 		writeError(c, s.log, err)
@@ -45,6 +73,10 @@ func (s *operateHandlers) executorReport(c *gin.Context, ex Executors) {
 	var rep clusterengine.ExecutorReport
 	if err := decode(body, &rep, false); err != nil {
 		writeError(c, s.log, err)
+		return
+	}
+	if named != "" && rep.TaskID != named {
+		writeError(c, s.log, fmt.Errorf("%w: the report is of task %q, not %q its %s names", ErrUnauthorized, rep.TaskID, named, TaskIDHeader))
 		return
 	}
 	if !s.auth.validTaskToken(rep.TaskID, c.GetHeader(TaskTokenHeader)) {

@@ -21,6 +21,8 @@ type operateHandlers struct {
 
 	mu            sync.Mutex
 	lastReconcile map[bool]time.Time
+
+	unnamedReports chan struct{} // the executor reports without a task id header being read
 }
 
 // reconcile runs at most once per ReconcileEvery per kind.

@@ -159,7 +159,8 @@ func newServer(o Options) *Server {
 		engineCaps: o.Tenancy.EngineCaps, idleExecs: o.Tenancy.IdleExecutors, nsChanged: o.Tenancy.NamespaceChanged,
 		binding: o.Tenancy.ExecutorBinding, clusters: o.Operate.Clusters}
 	s.tenants.auditFetch = s.auditSecretFetch
-	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{}}
+	s.operate = &operateHandlers{core: c, live: l, replicated: o.Operate.Replicated, every: o.Operate.ReconcileEvery, lastReconcile: map[bool]time.Time{},
+		unnamedReports: make(chan struct{}, maxUnnamedReports)}
 	s.clusters = &clusterHandlers{core: c, live: l, clusters: o.Operate.Clusters, health: o.Operate.ClusterHealth}
 	s.console = &consoleHandlers{core: c, clientAddr: o.Forwarding.ClientAddr}
 	s.definitionHandlers = &definitionHandlers{core: c, guideHandlers: s.guide, workflowHandlers: s.workflows, hist: hist}

@@ -21,6 +21,9 @@ const ReportPath = "/executor/v1/report"
 // TokenHeader carries the task's token with a report.
 const TokenHeader = "X-Elasticjob-Task-Token"
 
+// TaskIDHeader names the report's task (api.TaskIDHeader).
+const TaskIDHeader = "X-Elasticjob-Task-Id"
+
 // podReporter sends a pod's reports to the scheduler one after the other, in order, each
 // retried (across the scheduler URLs, with backoff) until a scheduler takes it.
 type podReporter struct {
@@ -106,6 +109,7 @@ func (r *podReporter) post(base string, body []byte) (int, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(TokenHeader, r.s.Token)
+	req.Header.Set(TaskIDHeader, r.s.TaskID) // the token is checked before the body is read
 	resp, err := r.hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -18,7 +18,8 @@ import (
 // launch would use them: it builds the pod a shard would run in, with the templates merged,
 // and has the API server validate it with a server-side dry-run create (validation and
 // admission: service account, priority class, pod security…), so a bad template is refused
-// at registration. Nothing is created. Without any template there is nothing to ask.
+// at registration. Nothing is created. Without any template the API server is not asked: a
+// job naming Kubernetes Secrets is built for the scheduler's own checks alone.
 // Errors about the templates wrap ErrPodTemplate; others (the API server unreachable) not.
 func (e *Engine) DryRunPod(ctx context.Context, a app.Config, j *jobs.Config) error {
 	return e.DryRunPodIn(ctx, namespace.Default, a, j)
@@ -31,7 +32,10 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 	if j != nil {
 		job = *j
 	}
-	if a.PodTemplate.Empty() && job.PodTemplate.Empty() {
+	// A job naming Kubernetes Secrets without a template is built too (nothing asked of the
+	// API server): where its Secrets may not be read (checkOwnNamespace), it is refused here.
+	templated := !a.PodTemplate.Empty() || !job.PodTemplate.Empty()
+	if !templated && len(job.KubeSecrets()) == 0 {
 		return nil
 	}
 	id := "dry-run-" + randomHex(6)
@@ -46,7 +50,7 @@ func (e *Engine) DryRunPodIn(ctx context.Context, ns string, a app.Config, j *jo
 		return fmt.Errorf("%w: %v", ErrPodTemplate, err)
 	}
 	p, err := e.pods.build(podSpec{launch: l, shareCPUs: a.CPUCount, shareMem: a.MemoryMB, token: "dry-run", ns: kns, dns: e.pods.dnsPolicy("")})
-	if err != nil {
+	if err != nil || !templated {
 		return err
 	}
 	_, err = e.cfg.Client.CoreV1().Pods(kns).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

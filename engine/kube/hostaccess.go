@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -13,9 +14,10 @@ import (
 // namespaces, its files, privilege, capabilities beyond a container's
 // default, an unconfined kernel profile) is root on the node, and through
 // it every other team's pods there, whatever the cluster's admission
-// allows the scheduler. Such a template is refused, by the Pod Security
-// Standard "baseline" rules, unless the operator lets every team's pods
-// have it (kube_pod_template_host_access).
+// allows the scheduler; a system priority class has the kubelet evict them.
+// Such a template is refused, by the Pod Security Standard "baseline" rules
+// and the system classes, unless the operator lets every team's pods have
+// it (kube_pod_template_host_access).
 
 // baselineCaps are the capabilities the baseline standard lets a container add.
 var baselineCaps = []corev1.Capability{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",
@@ -43,6 +45,11 @@ func checkHostAccess(t *corev1.PodTemplateSpec) error {
 		return bad("spec.hostPID", "the node's process namespace")
 	case s.HostIPC:
 		return bad("spec.hostIPC", "the node's IPC namespace")
+	case strings.HasPrefix(s.PriorityClassName, "system-"):
+		// A critical pod the kubelet cannot admit for want of room evicts
+		// other pods of the node until it fits, and is the last to go under
+		// pressure; the system classes are allowed in any namespace.
+		return bad("spec.priorityClassName", fmt.Sprintf("the system priority class %s (the kubelet evicts other pods of the node to make room for it)", s.PriorityClassName))
 	}
 	for i, v := range s.Volumes {
 		if v.HostPath != nil {

@@ -148,6 +148,9 @@ func (e *podMaker) build(ps podSpec) (*corev1.Pod, error) {
 	if tmplErr == nil {
 		tmplErr = e.checkAccount(pod, tmpl)
 	}
+	if tmplErr == nil {
+		tmplErr = checkOwnNamespace(pod, td.Job, e.cfg.SchedulerAccount)
+	}
 	if e.cfg.Binding == BindingKubeScheduler && ps.node != "" {
 		pin(pod, ps.node)
 	}

@@ -112,23 +112,26 @@ func TestPodSecurityTemplateOverrides(t *testing.T) {
 // podTemplates, and the scheduler creates the pods with its own rights.
 // Every template that would reach the node (its namespaces, its files,
 // privilege, capabilities past the baseline's, unconfined profiles,
-// unsafe sysctls), in the app's template or the job's, is refused naming
+// unsafe sysctls, a system priority class, which has the kubelet evict
+// other teams' pods to make room), in the app's template or the job's, is refused naming
 // the field, unless kube_pod_template_host_access lets every team's.
 func TestHostilePodTemplateReachesNoNode(t *testing.T) {
 	e := testEngine(clock.NewFake(t0))
 	hostile := map[string]string{
-		"spec.hostPID":      `{"spec":{"hostPID":true}}`,
-		"spec.hostIPC":      `{"spec":{"hostIPC":true}}`,
-		".hostPath":         `{"spec":{"volumes":[{"name":"root","hostPath":{"path":"/"}}]}}`,
-		".privileged":       `{"spec":{"containers":[{"name":"task","securityContext":{"privileged":true}}]}}`,
-		".capabilities.add": `{"spec":{"containers":[{"name":"task","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}}}]}}`,
-		".procMount":        `{"spec":{"containers":[{"name":"task","securityContext":{"procMount":"Unmasked"}}]}}`,
-		"c.seccompProfile":  `{"spec":{"containers":[{"name":"task","securityContext":{"seccompProfile":{"type":"Unconfined"}}}]}}`,
-		"t.seccompProfile":  `{"spec":{"securityContext":{"seccompProfile":{"type":"Unconfined"}}}}`,
-		".appArmorProfile":  `{"spec":{"securityContext":{"appArmorProfile":{"type":"Unconfined"}}}}`,
-		".seLinuxOptions":   `{"spec":{"securityContext":{"seLinuxOptions":{"type":"spc_t"}}}}`,
-		".hostProcess":      `{"spec":{"containers":[{"name":"task","securityContext":{"windowsOptions":{"hostProcess":true}}}]}}`,
-		"sysctls":           `{"spec":{"securityContext":{"sysctls":[{"name":"kernel.core_pattern","value":"|/tmp/x"}]}}}`,
+		"spec.hostPID":            `{"spec":{"hostPID":true}}`,
+		"spec.hostIPC":            `{"spec":{"hostIPC":true}}`,
+		".hostPath":               `{"spec":{"volumes":[{"name":"root","hostPath":{"path":"/"}}]}}`,
+		".privileged":             `{"spec":{"containers":[{"name":"task","securityContext":{"privileged":true}}]}}`,
+		".capabilities.add":       `{"spec":{"containers":[{"name":"task","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}}}]}}`,
+		".procMount":              `{"spec":{"containers":[{"name":"task","securityContext":{"procMount":"Unmasked"}}]}}`,
+		"c.seccompProfile":        `{"spec":{"containers":[{"name":"task","securityContext":{"seccompProfile":{"type":"Unconfined"}}}]}}`,
+		"t.seccompProfile":        `{"spec":{"securityContext":{"seccompProfile":{"type":"Unconfined"}}}}`,
+		".appArmorProfile":        `{"spec":{"securityContext":{"appArmorProfile":{"type":"Unconfined"}}}}`,
+		".seLinuxOptions":         `{"spec":{"securityContext":{"seLinuxOptions":{"type":"spc_t"}}}}`,
+		".hostProcess":            `{"spec":{"containers":[{"name":"task","securityContext":{"windowsOptions":{"hostProcess":true}}}]}}`,
+		"sysctls":                 `{"spec":{"securityContext":{"sysctls":[{"name":"kernel.core_pattern","value":"|/tmp/x"}]}}}`,
+		"spec.priorityClassName":  `{"spec":{"priorityClassName":"system-node-critical"}}`,
+		"cspec.priorityClassName": `{"spec":{"priorityClassName":"system-cluster-critical"}}`,
 	}
 	for field, tmpl := range hostile {
 		for _, inJob := range []bool{false, true} {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -209,5 +210,51 @@ func TestValid(t *testing.T) {
 		if Valid(bad) == nil {
 			t.Errorf("Valid(%q) accepted", bad)
 		}
+	}
+}
+
+// TestHostileLeaseDoesNotBlock: a task takes a write lease (fcntl
+// F_SETLEASE) on a file of its sandbox, its own, and asks for it to be
+// read. An open by another process then waits for the lease holder to
+// give it up, up to /proc/sys/fs/lease-break-time (45 s by default), each
+// time: the agent's reads of every team's logs would queue behind it.
+// Opened non-blocking, the read is refused at once instead.
+func TestHostileLeaseDoesNotBlock(t *testing.T) {
+	dir, _, uid := sandbox(t)
+	p := filepath.Join(dir, "leased")
+	if err := os.WriteFile(p, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, uid); err != nil && uid != os.Getuid() {
+		t.Fatal(err)
+	}
+	holder, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := unix.FcntlInt(holder.Fd(), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		t.Skipf("no lease here: %v", err)
+	}
+	r, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() {
+		f, err := r.Open("leased", 0)
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			t.Fatalf("open of a leased file: %v, want EWOULDBLOCK", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the open of a file under the task's lease blocked")
 	}
 }

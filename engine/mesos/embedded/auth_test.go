@@ -179,7 +179,7 @@ func TestExecutorTokenSpeaksForItsExecutorOnly(t *testing.T) {
 		want  int
 	}{
 		{"no token", updateCall(s.fwID, "B", "b1", mesos.TASK_FAILED), "", http.StatusUnauthorized},
-		{"a made-up token", updateCall(s.fwID, "B", "b1", mesos.TASK_FAILED), "0123", http.StatusForbidden},
+		{"a made-up token", updateCall(s.fwID, "B", "b1", mesos.TASK_FAILED), "0123", http.StatusUnauthorized},
 		{"A's token as B", updateCall(s.fwID, "B", "b1", mesos.TASK_FAILED), tokA, http.StatusForbidden},
 		{"A's token for B's task", updateCall(s.fwID, "A", "b1", mesos.TASK_FAILED), tokA, http.StatusForbidden},
 		{"A's token subscribing as B", &execpb.Call{Type: execpb.Call_SUBSCRIBE, FrameworkID: mesos.FrameworkID{Value: s.fwID},

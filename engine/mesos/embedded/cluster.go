@@ -31,6 +31,7 @@ type Cluster struct {
 	operatorAPI
 	schedulerAPI
 	executorAPI
+	execReads execReads // executor calls whose bodies are being read (exec_api.go)
 
 	bg     sync.WaitGroup // the GC and alive loops
 	stopGC chan struct{}

@@ -37,6 +37,7 @@ func (c *Cluster) diskLoop(stop <-chan struct{}) {
 type measured struct {
 	e           *executor
 	used, limit int64 // bytes; limit 0: none
+	hidden      int64 // bytes of used in files removed that its processes hold
 	dir         string
 	pid         int
 	ns          string // its tenant's group name; "": none
@@ -134,19 +135,29 @@ func (c *Cluster) WatchDisk() int {
 	var measuredRuns []measured
 	var doomed []measured
 	var whys []string // why each of doomed is
+	procs := containerProcs(runs)
 	for _, r := range runs {
 		used, short, err := du(r.dir, duBudget)
 		if err != nil {
 			continue // gone meanwhile
 		}
-		r.used = used
+		// What its processes hold of files they removed is the sandbox's too (held_linux.go).
+		hidden, hshort := held(r.dir, procs[r.dir])
+		r.used, r.hidden = used+hidden, hidden
+		if short == "" {
+			short = hshort
+		}
 		switch {
 		case short != "" && c.measures(r.limit, r.ns):
 			doomed = append(doomed, r)
 			whys = append(whys, unmeasurable("sandbox", short))
-		case r.limit > 0 && used > r.limit:
+		case r.limit > 0 && r.used > r.limit:
 			doomed = append(doomed, r)
-			whys = append(whys, fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20))
+			why := fmt.Sprintf("sandbox used %d MB of its %d MB disk limit", r.used>>20, r.limit>>20)
+			if r.hidden > 0 {
+				why += fmt.Sprintf(" (%d MB in files removed that its processes hold open)", r.hidden>>20)
+			}
+			whys = append(whys, why)
 		}
 		measuredRuns = append(measuredRuns, r)
 	}

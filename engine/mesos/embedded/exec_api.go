@@ -1,9 +1,11 @@
 package embedded
 
 import (
+	"crypto/sha256"
 	"errors"
 	"mime"
 	"net/http"
+	"sync"
 
 	"github.com/ejcloud/elasticjob/internal/mesosframe"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -23,7 +25,13 @@ func (x *executorAPI) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var call execpb.Call
+	done, herr := x.admit(r)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
 	reqCodec, herr := readCall(w, r, &call)
+	done()
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -318,7 +326,13 @@ const maxBatch = 1024
 // getting its own answer). A Mesos agent answers such a request 415,
 // and so did this one before it took batches.
 func (x *executorAPI) handleBatch(w http.ResponseWriter, r *http.Request) {
+	done, herr := x.admit(r)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
 	batch, herr := readBatch(w, r)
+	done()
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -446,4 +460,65 @@ func (x *executorAPI) executorUpdate(e *executor, st mesos.TaskStatus) {
 		t.fromExecutor++
 	}
 	x.c.statusUpdate(t, st, true)
+}
+
+// The executor API answers every process of the host (a task reaches the
+// agent on loopback), and a call's body, up to maxBody, is read into the
+// agent's memory, the scheduler's. So a call's token is checked before its
+// body is read: it must be a live executor's (or the call may come from an
+// executor an earlier version started, which has none); and one token has
+// at most maxExecReads bodies read at a time, so that even a compromised
+// executor, which holds its token, holds at most that many buffers. A
+// task holds no token: its calls are refused before a byte is read.
+
+// maxExecReads bounds the calls of one executor whose bodies are read at
+// once. Our executor has one call in flight at a time (its updates queue
+// into the next batch), its subscription's besides.
+const maxExecReads = 8
+
+// execReads counts the bodies being read per token.
+type execReads struct {
+	mu sync.Mutex
+	n  map[tokenHash]int
+}
+
+// admit lets a call's body be read: 401 unless its bearer token is a live
+// executor's or an executor without a token is live, 429 past
+// maxExecReads calls of one token. done ends the read.
+func (x *executorAPI) admit(r *http.Request) (done func(), herr *httpError) {
+	var key tokenHash
+	if tok := bearer(r); tok != "" {
+		key = sha256.Sum256([]byte(tok))
+	}
+	x.c.mu.Lock()
+	known, legacy := false, false
+	for _, e := range x.c.live {
+		known = known || key != (tokenHash{}) && e.token == key
+		legacy = legacy || e.token == (tokenHash{}) && e.recovered
+	}
+	x.c.mu.Unlock()
+	switch {
+	case known:
+	case legacy: // findExecutor judges the call once read; these share one count
+		key = tokenHash{}
+	default:
+		return nil, errorf(http.StatusUnauthorized, "Unauthorized: executor calls need a running executor's token (Authorization: Bearer $%s)", ExecutorTokenEnv)
+	}
+	reads := &x.c.execReads
+	reads.mu.Lock()
+	defer reads.mu.Unlock()
+	if reads.n[key] >= maxExecReads {
+		return nil, errorf(http.StatusTooManyRequests, "Too many calls of this executor at once (%d)", maxExecReads)
+	}
+	if reads.n == nil {
+		reads.n = map[tokenHash]int{}
+	}
+	reads.n[key]++
+	return func() {
+		reads.mu.Lock()
+		defer reads.mu.Unlock()
+		if reads.n[key]--; reads.n[key] == 0 {
+			delete(reads.n, key)
+		}
+	}, nil
 }

@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 // task does: "finish", "fail", "hang", "crash" (exit 3 once RUNNING is
 // acknowledged), "msgs" (20 MESSAGE calls, then FINISHED), "reconnect"
 // (RUNNING, then re-subscribe with it unacknowledged), "hog" (allocate
-// 512 MB, then FINISHED).
+// 512 MB, then FINISHED), "hide" and "hidemap" (2 MB written to a file in
+// the sandbox, removed and kept open or mapped, then the MESSAGE "held", then as
+// "hang").
 type testExec struct {
 	url     string
 	fwID    string
@@ -206,6 +208,11 @@ func (x *testExec) launch(t mesos.TaskInfo) (bool, error) {
 			b[i] = 1
 		}
 		return false, x.update(t.TaskID, mesos.TASK_FINISHED)
+	case "hide", "hidemap": // 2 MB in a removed file it keeps open, or mapped
+		if err := holdRemoved(string(t.Data) == "hidemap"); err != nil {
+			return false, err
+		}
+		return false, x.send(&execpb.Call{Type: execpb.Call_MESSAGE, Message: &execpb.Call_Message{Data: []byte("held")}})
 	case "msgs":
 		for i := 0; i < 20; i++ {
 			m := &execpb.Call_Message{Data: []byte(fmt.Sprintf("m%02d", i))}

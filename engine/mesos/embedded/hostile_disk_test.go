@@ -3,6 +3,7 @@
 package embedded
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/clock"
+	"github.com/ejcloud/elasticjob/engine/mesos/embedded/tenant"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"golang.org/x/sys/unix"
 )
 
@@ -243,5 +246,122 @@ func TestHostileLinksWhereTheCollectorFlattens(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(outside); err != nil || len(ents) != 1 {
 		t.Fatalf("outside now holds %v (%v)", ents, err)
+	}
+}
+
+// held waits for the MESSAGE of a task that holds its removed file.
+func (s *sched) held() {
+	s.t.Helper()
+	if m := s.next(scheduler.Event_MESSAGE).Message; string(m.Data) != "held" {
+		s.t.Fatalf("message %q, want held", m.Data)
+	}
+}
+
+// heldOpen keeps what holdRemoved holds from the garbage collector for the
+// executor's life (an *os.File's finalizer would close it).
+var heldOpen []any
+
+// holdRemoved is a task hiding 2 MB from du: a file of the sandbox (the
+// working directory) written, removed, and kept open, or mapped with its
+// descriptor closed.
+func holdRemoved(mapped bool) error {
+	f, err := os.OpenFile("hidden", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(bytes.Repeat([]byte{1}, 2<<20)); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := os.Remove("hidden"); err != nil {
+		return err
+	}
+	if !mapped {
+		heldOpen = append(heldOpen, f)
+		return nil
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, 2<<20, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	heldOpen = append(heldOpen, m)
+	return f.Close()
+}
+
+// TestHostileRemovedFilesStillCount: a task writes into its sandbox,
+// removes the file and keeps it open (or mapped): its blocks stay taken
+// and no directory shows them. The watcher counted only what du saw: the
+// task wrote past its limit unseen, and on a disk short of its headroom
+// the largest sandbox it saw, another team's, was stopped instead. The
+// files a container's processes hold removed now count as its sandbox's.
+func TestHostileRemovedFilesStillCount(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"hide", "hidemap", "hide confined"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "hidemap" && os.Geteuid() != 0 {
+				t.Skip("/proc/PID/map_files is root's (the agent is, with tenants)")
+			}
+			confined := strings.HasSuffix(mode, " confined")
+			if err := tenant.Probe(); confined && err != nil {
+				t.Skip(err)
+			}
+			const uid = 1879050100
+			c := newCluster(t, func(cfg *Config) {
+				cfg.SandboxDiskMB = 1
+				if confined { // the executor in a PID namespace of its own, as its tenant
+					cfg.Tenancy = &Tenancy{Init: exe, UIDs: tenant.Range{Lo: uid, Hi: uid + 9}, ReadOnly: []string{filepath.Dir(exe)},
+						RangeLockDir: t.TempDir()}
+				}
+			})
+			s := subscribe(t, c, frameworkInfo())
+			// 96 MB: a confined one's init is this test binary too (as in TestTenantExecutorConfined).
+			s.launch(s.offer(), taskInfo(c, "t1", strings.TrimSuffix(mode, " confined"), execInfo(t, "e1", "1", 0.1, 96), 0.1, 32))
+			s.ack(s.update("t1"))
+			s.held()
+			dir := c.Snapshot().Executors[0].Directory
+			if used, _, err := du(dir, duBudget); err != nil || used >= 1<<20 {
+				t.Fatalf("du of the sandbox: %d bytes, %v; the file should be out of its sight", used, err)
+			}
+			if n := c.WatchDisk(); n != 1 {
+				t.Fatalf("killed %d executors, want the one holding 2 MB removed past its 1 MB", n)
+			}
+			st := s.update("t1")
+			if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK ||
+				!strings.Contains(st.GetMessage(), "in files removed that its processes hold open") {
+				t.Fatalf("t1: %s %s %q", st.GetState(), st.GetReason(), st.GetMessage())
+			}
+		})
+	}
+
+	// Below the headroom: the hiding sandbox, not the larger one du sees, is stopped.
+	var free int64 = 10 << 30
+	c := newCluster(t, func(cfg *Config) {
+		cfg.DiskHeadroomMB = 1
+		cfg.DiskFree = func(string) (int64, error) { return free, nil }
+	})
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "honest", "hang", execInfo(t, "e1", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("honest"))
+	s.launch(s.freshOffer(), taskInfo(c, "hider", "hide", execInfo(t, "e2", "1", 0.1, 32), 0.1, 32))
+	s.ack(s.update("hider"))
+	s.held()
+	for _, ex := range c.Snapshot().Executors {
+		if ex.ID == "e1" {
+			if err := os.WriteFile(filepath.Join(ex.Directory, "data"), make([]byte, 3<<19), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	free = 512 << 10
+	if n := c.WatchDisk(); n != 1 {
+		t.Fatalf("killed %d executors below the headroom, want 1", n)
+	}
+	if st := s.update("hider"); st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_DISK {
+		t.Fatalf("hider: %s %s %q, want it stopped for the disk", st.GetState(), st.GetReason(), st.GetMessage())
 	}
 }

@@ -1,15 +1,19 @@
 package embedded
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	execpb "github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -249,4 +253,76 @@ func TestHostileMessageFlood(t *testing.T) {
 	if q := stalled.queuedBytes(); q > maxQueuedForMessages+2*maxUpdateBytes {
 		t.Fatalf("%d bytes queued for a scheduler that reads nothing, want at most about %d", q, maxQueuedForMessages)
 	}
+}
+
+// TestHostileExecutorBodiesBeforeTheirToken: the executor API is open to
+// every process of the host (a task reaches the agent on loopback), and
+// each call's body, up to 16 MB, was read into the agent's memory (the
+// scheduler's) before its token was looked at. A task with no token
+// announcing 16 MB bodies on a few hundred connections, each left one byte
+// short, held gigabytes of the scheduler. A call now needs a live
+// executor's token before its body is read (401 at once without one), and
+// one executor's token has at most maxExecReads bodies read at a time (429
+// past them), so a compromised executor holds at most that many.
+func TestHostileExecutorBodiesBeforeTheirToken(t *testing.T) {
+	c := newCluster(t, nil)
+	s := subscribe(t, c, frameworkInfo())
+	s.launch(s.offer(), taskInfo(c, "a1", "hang", execInfo(t, "A", "1", 0.1, 32), 0.25, 32))
+	s.ack(s.update("a1"))
+	tok := executorToken(t, c, "A")
+	addr := strings.TrimPrefix(c.URL(), "http://")
+
+	// announce sends a call's headers with a 16 MB body and none of it.
+	announce := func(token, contentType string) net.Conn {
+		t.Helper()
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		auth := ""
+		if token != "" {
+			auth = "Authorization: Bearer " + token + "\r\n"
+		}
+		fmt.Fprintf(conn, "POST /api/v1/executor HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nMessage-Content-Type: application/json\r\n%sContent-Length: %d\r\n\r\n",
+			addr, contentType, auth, 16<<20-1)
+		return conn
+	}
+	// answer is the status the agent answers before the body is sent (0: none within 10 s).
+	answer := func(conn net.Conn) int {
+		t.Helper()
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, ct := range []string{"application/json", "application/recordio"} {
+		for _, token := range []string{"", "made-up-token"} {
+			if code := answer(announce(token, ct)); code != http.StatusUnauthorized {
+				t.Errorf("a %s call with token %q and its body not sent: %d, want 401 before the body", ct, token, code)
+			}
+		}
+	}
+	var held []net.Conn
+	for range maxExecReads {
+		held = append(held, announce(tok, "application/json"))
+	}
+	eventually(t, "the executor's calls being read", func() bool {
+		c.execReads.mu.Lock()
+		defer c.execReads.mu.Unlock()
+		return c.execReads.n[sha256.Sum256([]byte(tok))] == maxExecReads
+	})
+	if code := answer(announce(tok, "application/json")); code != http.StatusTooManyRequests {
+		t.Errorf("call %d of one executor with its body not sent: %d, want 429", maxExecReads+1, code)
+	}
+	for _, conn := range held {
+		conn.Close()
+	}
+	eventually(t, "the executor's calls answered again", func() bool {
+		code, _ := execCall(t, c, updateCall(s.fwID, "A", "a1", mesos.TASK_RUNNING), tok)
+		return code == http.StatusAccepted
+	})
 }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package embedded
+
+import "errors"
+
+func holdRemoved(bool) error { return errors.New("linux only") }
