@@ -2,12 +2,14 @@ package kwokcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -157,13 +159,13 @@ func StartControlPlane(ctx context.Context, home, dir string, o Limits) (*Contro
 	if out, err := exec.Command(filepath.Join(home, "scripts/certs.sh"), pki, "127.0.0.1").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("certs.sh: %v\n%s", err, out)
 	}
-	ports := make([]int, 5)
+	ports := make([]int, 3)
 	for i := range ports {
 		if ports[i], err = bench.FreePort(); err != nil {
 			return nil, err
 		}
 	}
-	etcdPort, peerPort, kcmPort, schedPort := ports[0], ports[1], ports[3], ports[4]
+	etcdPort, peerPort := ports[0], ports[1]
 	cp.APIPort = ports[2]
 	ok := false
 	defer func() {
@@ -213,18 +215,18 @@ func StartControlPlane(ctx context.Context, home, dir string, o Limits) (*Contro
 	}
 	kcm := filepath.Join(dir, "kcm.kubeconfig")
 	kcmArgs := []string{"--kubeconfig", kcm, "--authentication-kubeconfig", kcm, "--authorization-kubeconfig", kcm,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort), "--leader-elect=false",
+		"--bind-address", "127.0.0.1", "--leader-elect=false",
 		"--use-service-account-credentials=true", "--root-ca-file", p("ca.crt"), "--service-account-private-key-file", p("sa.key"),
 		"--controllers", "*,-node-lifecycle-controller", "--profiling=false"}
 	if o.KCMQPS > 0 {
 		kcmArgs = append(kcmArgs, "--kube-api-qps", strconv.Itoa(o.KCMQPS), "--kube-api-burst", strconv.Itoa(o.KCMBurst))
 	}
-	if cp.KCM, err = cp.start("kube-controller-manager", kcmArgs...); err != nil {
+	if cp.KCM, err = cp.startServing(ctx, "kube-controller-manager", kcmArgs...); err != nil {
 		return nil, err
 	}
 	sch := filepath.Join(dir, "scheduler.kubeconfig")
 	schArgs := []string{"--kubeconfig", sch, "--authentication-kubeconfig", sch, "--authorization-kubeconfig", sch,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(schedPort), "--leader-elect=false", "--profiling=false"}
+		"--bind-address", "127.0.0.1", "--leader-elect=false", "--profiling=false"}
 	if o.SchedQPS > 0 {
 		cfg := filepath.Join(dir, "scheduler.yaml")
 		y := fmt.Sprintf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection: {leaderElect: false}\n"+
@@ -234,7 +236,7 @@ func StartControlPlane(ctx context.Context, home, dir string, o Limits) (*Contro
 		}
 		schArgs = append([]string{"--config", cfg}, schArgs[2:]...)
 	}
-	if cp.Sched, err = cp.start("kube-scheduler", schArgs...); err != nil {
+	if cp.Sched, err = cp.startServing(ctx, "kube-scheduler", schArgs...); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -248,6 +250,33 @@ func (cp *ControlPlane) start(name string, args ...string) (*Proc, error) {
 	}
 	cp.procs = append(cp.procs, p)
 	return p, nil
+}
+
+// startServing starts a component that serves on a --secure-port of its own and waits
+// until it answers there. A free port is only free when it is chosen: another process may
+// bind it before the component does, which then exits; it is started again on another port
+// (three times at most).
+func (cp *ControlPlane) startServing(ctx context.Context, name string, args ...string) (*Proc, error) {
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	var err error
+	for range 3 {
+		port, perr := bench.FreePort()
+		if perr != nil {
+			return nil, perr
+		}
+		p, serr := cp.start(name, append(slices.Clone(args), "--secure-port", strconv.Itoa(port))...)
+		if serr != nil {
+			return nil, serr
+		}
+		if err = waitHTTPWith(ctx, insecure, p, fmt.Sprintf("https://127.0.0.1:%d/healthz", port), 90*time.Second); err == nil {
+			return p, nil
+		}
+		if p.Alive() || !strings.Contains(bench.Tail(p.Log, 4000), "address already in use") {
+			return nil, err
+		}
+		cp.procs = slices.DeleteFunc(cp.procs, func(q *Proc) bool { return q == p })
+	}
+	return nil, err
 }
 
 // Stop ends every process, the last started first.
@@ -278,9 +307,13 @@ func (cp *ControlPlane) waitReady(ctx context.Context, d time.Duration) error {
 
 // waitHTTP polls url until it answers 200.
 func waitHTTP(ctx context.Context, p *Proc, url string, d time.Duration) error {
+	return waitHTTPWith(ctx, http.DefaultClient, p, url, d)
+}
+
+func waitHTTPWith(ctx context.Context, c *http.Client, p *Proc, url string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		if resp, err := http.Get(url); err == nil {
+		if resp, err := c.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
