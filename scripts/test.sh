@@ -6,7 +6,7 @@
 # On a fresh machine most of the time is compiling (SQLite's C-to-Go
 # translation above all, once with the race detector for the tests and once
 # without for bin/), so the work is arranged around it: from the start the
-# race build (then go vet over it) and `make build` run in the background
+# race build and `make build` run in the background
 # beside the installs and the services; the browser tests run in the
 # background beside `go test`. Each phase prints when it
 # began (seconds since the start).
@@ -67,11 +67,9 @@ cpu_summary() {
 	sort -k3 -rn "$EJ_TEST_CPU_LOG" | awk -v t0="$3" -v s0="$((gostart - start))" '{ sum += $3; if (NR <= 15) printf "   %7.1f CPU-s %7.1f s wall  from %4.0fs  %s\n", $3, $2, s0 + $4 - t0, $1 } END { printf "   %7.1f CPU-s in all (%d packages); the rest is compiling, linking and the tiers beside go test\n", sum, NR }'
 }
 
-phase "compiling in the background: the race build then go vet over it, and make build"
+phase "compiling in the background: the race build and make build"
 go mod download
-# vet with -race reuses the race build's compiled packages instead of
-# compiling every package a second time without the race detector.
-background racevet sh -c 'go build -race ./... && go vet -race -tags e2e ./...'
+background race go build -race ./...
 background build make -s build
 
 phase "installing test dependencies"
@@ -153,8 +151,19 @@ phase "browser tests (console in headless Chromium), in the background"
 if [ -z "${SKIP_BROWSER:-}" ]; then export EJ_BROWSER_READY="$logs/browser.ready"; fi
 background browser bash scripts/browser-test.sh
 
-phase "waiting for the race build and go vet"
-finish racevet
+phase "waiting for the race build"
+finish race
+if [ -n "$k8s_home" ]; then
+	# The longest tier (its cluster, the installed scheduler's image): it runs beside go vet
+	# and then the other packages, from as soon as its test binary can be linked from the race
+	# build, instead of taking one of go test's slots late.
+	phase "real Kubernetes tier, in the background"
+	background realkube go test -race -count=1 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" ./e2e/realkube/
+fi
+# vet with -race reuses the race build's compiled packages instead of
+# compiling every package a second time without the race detector.
+phase "go vet"
+go vet -race -tags e2e ./...
 
 # Every fuzz target's seed corpus (f.Add and testdata/fuzz) runs as a test in go test below.
 # Fuzzing itself is `make fuzz`: its builds instrument every package again (SQLite's
@@ -164,13 +173,6 @@ fuzzing=${FUZZTIME:-}
 if [ -n "$fuzzing" ]; then
 	phase "fuzz targets, $FUZZTIME each, in the background"
 	background fuzz env FUZZTIME="$FUZZTIME" FUZZ_PARALLEL=1 FUZZCACHE="$logs/fuzzcache" bash scripts/fuzz.sh
-fi
-
-if [ -n "$k8s_home" ]; then
-	# The longest tier (its cluster, the installed scheduler's image): it runs beside the other
-	# packages from now on instead of taking one of go test's slots late.
-	phase "real Kubernetes tier, in the background"
-	background realkube go test -race -count=1 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" ./e2e/realkube/
 fi
 
 phase "unit, conformance, integration and end-to-end tests (race detector on)"
@@ -184,7 +186,7 @@ if [ -n "$k8s_home" ]; then pkgs=$(echo "$pkgs" | grep -v '/e2e/realkube$'); fi
 # go test starts the test binaries in the order it is given the packages, so the longest go
 # first (their walls in a make test run, longest first, those that mostly wait on processes
 # beside those that keep a core busy): in the order of go list, store/etcd (159 s) started
-# among the last and ran alone for its last 100 s or so, the machine half idle. A package not
+# among the last, when little was left to run beside it and the machine went half idle. A package not
 # listed keeps its place in go list's order after these; a listed one that is gone is skipped.
 slow="e2e/soak e2e store/etcd e2e/realmesos e2e/ha api engine/mesos/embedded round election/etcd
 	internal/archtest scheduler history executor deadline history/trace engine/mesos/embedded/tenant
@@ -193,16 +195,16 @@ mod=$(go list -m)
 pkgs=$(awk -v mod="$mod" 'NR == FNR { all[$0] = 1; rest[FNR] = $0; n = FNR; next }
 	{ for (i = 1; i <= NF; i++) if ((mod "/" $i) in all && !((mod "/" $i) in first)) { print mod "/" $i; first[mod "/" $i] = 1 } }
 	END { for (i = 1; i <= n; i++) if (!(rest[i] in first)) print rest[i] }' <(printf '%s\n' "$pkgs") <(echo $slow))
-# Four test binaries at a time on two cores (go test's default is GOMAXPROCS, two): a running
+# Three test binaries at a time on two cores (go test's default is GOMAXPROCS, two): a running
 # test binary holds one of go test's slots, compiling and linking the next ones included, and
 # the longest packages mostly wait on the processes and clocks they drive (e2e 217 s of wall
-# for 39 CPU-s, e2e/realmesos 206 s for 25, e2e/ha 180 s for 38, api 135 s for 30, this
-# script's CPU summary): with three slots the machine sat 15 % idle over the phase (1,719 of
-# 2,018 CPU-s busy), with two a quarter.
+# for 39 CPU-s, e2e/realmesos 206 s for 25, e2e/ha 180 s for 38, api 135 s for 30); with two
+# slots the machine sat a quarter idle over the phase. A fourth slot adds contention that
+# tests with sub-second real-time margins (an etcd lease renewal, a MariaDB connect) felt.
 # -ldflags=-w: the test binaries are linked without DWARF, which nothing in a test reads (stack
 # traces, race reports and profiles use the symbol table, which stays); a race build's link is
 # 3-12 CPU-s, a fifth of it writing and compressing DWARF, times a hundred test binaries.
-go test -race -count=1 -p 4 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" $pkgs 2>&1 | tee "$log"
+go test -race -count=1 -p 3 -tags e2e -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" $pkgs 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ -n "$k8s_home" ]; then
 	kstatus=0
