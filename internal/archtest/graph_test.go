@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -18,13 +19,31 @@ type graph struct {
 	pkgs   map[string][]string
 }
 
-// loadGraph reads every package under the module root.
+// loadGraph returns every package under the module root, read once for the
+// test binary: a dozen tests ask for it, and reading every package of the
+// tree took seconds each under the race detector. Every test shares it, so
+// none may change it.
 func loadGraph(t *testing.T) graph {
 	t.Helper()
 	root := moduleRoot(t)
+	theGraph.Do(func() { theGraph.g, theGraph.err = readGraph(root) })
+	if theGraph.err != nil {
+		t.Fatal(theGraph.err)
+	}
+	return theGraph.g
+}
+
+var theGraph struct {
+	sync.Once
+	g   graph
+	err error
+}
+
+// readGraph reads every package under root.
+func readGraph(root string) (graph, error) {
 	mod, err := modulePath(filepath.Join(root, "go.mod"))
 	if err != nil {
-		t.Fatal(err)
+		return graph{}, err
 	}
 	g := graph{module: mod, pkgs: map[string][]string{}}
 	err = filepath.WalkDir(root, func(dir string, d fs.DirEntry, err error) error {
@@ -46,10 +65,7 @@ func loadGraph(t *testing.T) graph {
 		g.pkgs[filepath.ToSlash(rel)] = p.Imports
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return g, err
 }
 
 func moduleRoot(t *testing.T) string {

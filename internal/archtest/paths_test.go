@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,6 +48,13 @@ func TestNoMachinePaths(t *testing.T) {
 			return err
 		}
 		read++
+		// Every match holds one of these: a file without any (nearly all) needs no
+		// regular expression over each of its lines, which under the race detector
+		// made this the package's longest test.
+		if !bytes.Contains(b, []byte("/work/")) && !bytes.Contains(b, []byte("/home/")) &&
+			!bytes.Contains(b, []byte("/root/")) && !bytes.Contains(b, []byte("/Users/")) {
+			return nil
+		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if loc := machinePath.FindStringIndex(line); loc != nil {
 				t.Errorf("%s:%d names a path of one machine: %s", rel, i+1, strings.TrimSpace(line))

@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,6 +39,11 @@ func TestNoTestCompiles(t *testing.T) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		// Every match starts with one of these; the regular expression over each whole
+		// test file, under the race detector, took seconds.
+		if !bytes.Contains(b, []byte("exec.Command")) && !bytes.Contains(b, []byte("soak.Build")) {
+			return nil
 		}
 		if loc := goCommand.FindIndex(b); loc != nil {
 			line := 1 + strings.Count(string(b[:loc[0]]), "\n")
