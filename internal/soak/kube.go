@@ -172,33 +172,35 @@ func (k *Kube) loseNode(ctx context.Context, _ *rand.Rand) (func(context.Context
 // crashed: its containers are killed too once the kubelet is gone (so it
 // reports no end of theirs), and lose is given the tasks of the node's
 // pods that had not ended then (their phases as the dead kubelet left
-// them) to record their runs lost. A failure once the kubelet is killed
-// starts it again before it is returned (the nemesis heals no fault that
-// failed to inject).
+// them) to record their runs lost. Once the kubelet is killed the fault
+// has happened: a later step's failure is told in its detail rather than
+// returned, which would hide the fault from the checker (the nemesis
+// records and heals no fault that failed to inject). Without lose, a
+// failure to delete the node starts the kubelet again and is returned.
 func (k *Kube) downNode(ctx context.Context, lose func([]string) error) (func(context.Context) error, string, error) {
 	if err := k.stopComponent("kubelet", syscall.SIGKILL); err != nil {
 		return nil, "", err
 	}
-	fail := func(err error) (func(context.Context) error, string, error) {
-		return nil, "", errors.Join(err, k.restartCluster(ctx))
-	}
 	detail := kubeNode
 	if lose != nil {
-		n, err := k.killContainers()
-		if err != nil {
-			return fail(err)
-		}
+		n, killErr := k.killContainers()
+		detail += ", " + strconv.Itoa(n) + " containers killed"
+		errs := []error{killErr}
 		tasks, err := k.podTasks(ctx)
 		if err == nil {
 			err = lose(tasks)
 		}
-		if err != nil {
-			return fail(err)
+		errs = append(errs, err)
+		if _, err := k.kubectlDo(ctx, "", "delete", "node", kubeNode, "--wait=false"); err != nil {
+			errs = append(errs, err)
 		}
-		detail += ", " + strconv.Itoa(n) + " containers killed"
+		if err := errors.Join(errs...); err != nil {
+			detail += "; " + err.Error()
+		}
+		return k.restartCluster, detail, nil
 	}
 	if _, err := k.kubectlDo(ctx, "", "delete", "node", kubeNode, "--wait=false"); err != nil {
-		return fail(err)
+		return nil, "", errors.Join(err, k.restartCluster(ctx))
 	}
 	return k.restartCluster, detail, nil
 }
