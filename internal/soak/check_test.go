@@ -1207,3 +1207,60 @@ func TestCheckRelaunchAfterANodeGone(t *testing.T) {
 		t.Errorf("after a cut healed at 7 s the job must fire by 13 s: %d no-fire-after-heal, want 1", got)
 	}
 }
+
+// The real node crashed (node-crashed): a run killed with it is recorded lost as it went, and
+// the scheduler holds its task running until the pod GC deletes its pod (as node-gone), or,
+// when the node is back before that, until its kubelet has reported the killed container's
+// end: the fires meanwhile collapse into it. A run whose end was posted just before the crash
+// may have had its executor's report killed with it: history may say it failed.
+func TestCheckRunsOfACrashedNode(t *testing.T) {
+	j := Job{Name: "j", Shards: 1, Windows: []Window{{From: at(0), To: at(80), Cron: "*/2 * * * * ?"}}}
+	lost := runSpec{task: "ja", job: "j", queued: 2, start: 2.01, dur: 0.6, state: "TASK_LOST"} // ended 2.61
+	after := func(from float64) []runSpec {
+		rs := []runSpec{lost}
+		for i, f := 0, from; f <= 58; i, f = i+1, f+2 {
+			rs = append(rs, runSpec{task: "jr" + string(rune('a'+i)), job: "j", queued: f, start: f + 0.01})
+		}
+		return rs
+	}
+	hist := func(rs []runSpec) map[string][]Outcome {
+		h := map[string][]Outcome{}
+		for _, r := range rs {
+			h[r.task] = []Outcome{{Success: r.state == ""}}
+		}
+		return h
+	}
+	crash := Fault{Kind: NodeCrashed, Start: at(2.6), End: at(20), Detail: "cluster kube (node 127.0.0.1, 2 containers killed)"}
+	rs := after(48)
+	in := Input{Runs: logOf(rs...), Jobs: []Job{j}, End: at(60), Faults: []Fault{crash}, History: hist(rs), HistoryAt: at(80)}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("back at 20 s, the pod deleted at the bound (47.6 s): fires 4-46 s collapse: %v", rep.Anomalies)
+	}
+	// back at 40 s, before its pod's deletion: the kubelet reports the container's end by 55 s
+	crash.End = at(40)
+	rs = after(56)
+	in.Runs, in.Faults, in.History = logOf(rs...), []Fault{crash}, hist(rs)
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("back at 40 s, the end reported by 55 s: fires 4-54 s collapse: %v", rep.Anomalies)
+	}
+	gone := crash
+	gone.Kind = NodeGone
+	in.Faults = []Fault{gone}
+	if got := Check(in).ByKind()[LostFire]; got == 0 {
+		t.Error("a kwok node's loss for as long: its pods are deleted by 47.6 s, yet fires 48-54 s missed no lost-fire")
+	}
+	// the run's end posted 0.09 s before the crash, its report killed: a failure in history
+	finished := runSpec{task: "ja", job: "j", queued: 2, start: 2.01}
+	crash.End = at(20)
+	rs = append([]runSpec{finished}, after(48)[1:]...)
+	in.Runs, in.Faults, in.History = logOf(rs...), []Fault{crash}, hist(rs)
+	in.History["ja"] = []Outcome{{}}
+	if rep := Check(in); len(rep.Anomalies) != 0 {
+		t.Errorf("a run ended as its node crashed, a failure in history, its task held until 47.6 s: %v", rep.Anomalies)
+	}
+	crash.Start = at(4.2) // 1.7 s after its end: its report had gone
+	in.Faults = []Fault{crash}
+	if got := Check(in).ByKind()[HistoryWrong]; got != 1 {
+		t.Errorf("a run ended 1.7 s before the crash a failure in history: %d history-outcome, want 1", got)
+	}
+}

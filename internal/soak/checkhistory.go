@@ -78,7 +78,8 @@ const maxLossStall = 12600 * time.Millisecond
 // updateLag after it ended, or, when the leader's agent link was losing packets as it ended, within
 // the longest stall after that fault healed. On real Mesos (agent-lost) the executor holding the
 // update dies with its agent, whose work directory goes too: the task is LOST once unreachable too
-// long.
+// long. On the real Kubernetes node's crash (endDiedWithNode) the executor is killed with its
+// container before or as it reports.
 func updateLost(r run, faults []Fault) bool {
 	until := r.end.Add(updateLag)
 	for _, x := range faults {
@@ -88,6 +89,9 @@ func updateLost(r run, faults []Fault) bool {
 	}
 	for _, f := range faults {
 		if (f.Kind == "agents-killed" || f.Kind == AgentLost) && !f.Start.Before(r.end) && f.Start.Before(until) {
+			return true
+		}
+		if endDiedWithNode(r, f) {
 			return true
 		}
 	}

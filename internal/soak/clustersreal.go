@@ -123,7 +123,11 @@ func (c *Clusters) proxiedKubeconfig(admin, addr, name string, link **proxy) (st
 // from one. Both are held under task_unreachable_timeout, as a cut from
 // a Mesos cluster is; lost_after (kubeLostAfter) covers the restart. And
 // a kwok node gone with its runs (NodeGone), a new one in its place once
-// healed: the engine's pod GC ends the tasks left on it.
+// healed: the engine's pod GC ends the tasks left on it. And the real
+// node crashed (NodeCrashed: the kube shape's node loss, its containers
+// killed with its kubelet), back after 10 s to a minute: before the pod
+// GC's quarantine ends its pods are kept and the kubelet reports their
+// containers' ends, after it they are gone and their tasks lost.
 func (c *Clusters) kubeFaults() []FaultKind {
 	pick := func(rng *rand.Rand) string { return []string{ClusterKube, ClusterKwok}[rng.IntN(2)] }
 	return []FaultKind{
@@ -153,6 +157,13 @@ func (c *Clusters) kubeFaults() []FaultKind {
 				return nil, "", err
 			}
 			return c.kwok.replaceNode, "cluster " + ClusterKwok + " (node " + node + ")", nil
+		}},
+		{Name: NodeCrashed, MinHold: 10 * time.Second, MaxHold: time.Minute, Inject: func(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+			heal, node, err := c.kube.downNode(ctx, c.rec.lose)
+			if err != nil {
+				return nil, "", err
+			}
+			return heal, "cluster " + ClusterKube + " (node " + node + ")", nil
 		}},
 	}
 }

@@ -46,8 +46,12 @@ func TestClustersOnRealEngines(t *testing.T) {
 		if (k.Name == "apiserver-stopped" || k.Name == "leader-cut-from-apiserver") && k.MaxHold >= clustersUnreachable {
 			t.Errorf("%s held up to %s, not under task_unreachable_timeout %s", k.Name, k.MaxHold, clustersUnreachable)
 		}
+		if k.Name == NodeCrashed && (k.MinHold >= podGCQuarantine || k.MaxHold <= nodeGoneBound) {
+			t.Errorf("%s held %s-%s: the node must come back both before the pod GC's quarantine (%s) and after its pods' deletion (%s)",
+				k.Name, k.MinHold, k.MaxHold, podGCQuarantine, nodeGoneBound)
+		}
 	}
-	want := []string{"agents-killed", "leader-cut-from-master", ClusterDrained, NamespaceMoved, MasterKilled, "apiserver-stopped", "leader-cut-from-apiserver", NodeGone}
+	want := []string{"agents-killed", "leader-cut-from-master", ClusterDrained, NamespaceMoved, MasterKilled, "apiserver-stopped", "leader-cut-from-apiserver", NodeGone, NodeCrashed}
 	if !slices.Equal(names, want) {
 		t.Errorf("faults %v, want %v", names, want)
 	}

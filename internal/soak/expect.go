@@ -186,14 +186,14 @@ var expectRules = []expectRule{
 		e.relaunchBy = e.at.Add(relaunchWithin)
 		return true
 	}},
-	// A task whose node went with its runs (NodeGone) before it started is lost only once the
-	// engine deleted its pod after the pod GC's quarantine, then runs again as FAILOVER as
-	// any lost task does: a fire launched before the node went may be stood for by that
-	// relaunch, within relaunchWithin of the loss.
+	// A task whose node went with its runs (NodeGone, NodeCrashed) before it started is lost
+	// only once the engine deleted its pod after the pod GC's quarantine, then runs again as
+	// FAILOVER as any lost task does: a fire launched before the node went may be stood for by
+	// that relaunch, within relaunchWithin of the loss.
 	{"node-gone-relaunch", func(e *expect, env expectEnv) bool {
 		applied := false
 		for _, x := range env.faults {
-			if x.Kind == NodeGone && !e.at.After(x.Start.Add(env.slack)) && e.relaunchBy.After(x.Start) {
+			if nodeGone(x.Kind) && !e.at.After(x.Start.Add(env.slack)) && e.relaunchBy.After(x.Start) {
 				e.relaunchBy = maxTime(e.relaunchBy, nodeGoneUntil(x, env.faults).Add(relaunchWithin))
 				applied = true
 			}

@@ -17,6 +17,9 @@ func TestExpectationRules(t *testing.T) {
 	held := Fault{Kind: "kill-leader", Start: at(3.5), End: at(3.6), held: at(3.5).Add(EtcdCommitHold)}
 	pause := Fault{Kind: "pause-leader", Start: at(3.5), End: at(6.5)}
 	gone := Fault{Kind: NodeGone, Start: at(4.5), End: at(6), Detail: "cluster kwok (node kwok-0)"}
+	crashed := Fault{Kind: NodeCrashed, Start: at(4.5), End: at(60), Detail: "cluster kube (node 127.0.0.1, 4 containers killed)"}
+	crashedBackEarly := crashed
+	crashedBackEarly.End = at(44)
 	changed := every2("j", false)
 	changed.Windows = []Window{{From: at(0), To: at(5), Closing: at(5.2), Cron: "*/2 * * * * ?"}, {From: at(5.3), To: at(10), Cron: "*/2 * * * * ?"}}
 	changedOn := changed
@@ -61,6 +64,12 @@ func TestExpectationRules(t *testing.T) {
 			return e.relaunchBy.Equal(at(4.5).Add(nodeGoneBound + relaunchWithin))
 		}},
 		{"node-gone-relaunch", every2("j", false), env(gone), 8, false, func(e expect) bool { return e.relaunchBy.Equal(at(68)) }},
+		{"node-gone-relaunch", every2("j", false), env(crashed), 4, true, func(e expect) bool {
+			return e.relaunchBy.Equal(at(4.5).Add(nodeGoneBound + relaunchWithin))
+		}},
+		{"node-gone-relaunch", every2("j", false), env(crashedBackEarly), 4, true, func(e expect) bool {
+			return e.relaunchBy.Equal(at(44).Add(kubeletReportLag + relaunchWithin)) // back at 44 s, ends reported by 59 s
+		}},
 		{"collapse-into-relaunch", every2("j", false), env(), 4, true, func(e expect) bool { return e.heldRelaunchBy.Equal(at(184)) }},
 		{"collapse-into-relaunch", every2("j", true), env(), 4, false, func(e expect) bool { return e.heldRelaunchBy.IsZero() }},
 		{"lost-before-start", every2("j", true), env(), 4, true, func(e expect) bool { return e.may(LostBeforeStart) }},

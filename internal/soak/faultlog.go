@@ -36,6 +36,10 @@ const UnreachableBound = 6*time.Second + 20*time.Second + 5*time.Second
 //
 // A run that ended while the engine was away for the leader (engineAway, or up to updateLag
 // before), had its end held until it was back: the leader took it as running until then.
+//
+// A run lost with its node (lostWithNode), or whose end's report died with the node
+// (endDiedWithNode), ran for the scheduler until its task was lost or its end reported
+// (nodeGoneUntil).
 func seenRunningUntil(r run, faults []Fault) time.Time {
 	var until time.Time
 	for _, f := range faults {
@@ -46,7 +50,7 @@ func seenRunningUntil(r run, faults []Fault) time.Time {
 			until = maxTime(until, f.End.Add(maxLossStall))
 		case engineAway(f.Kind) && !f.Start.After(r.end.Add(updateLag)) && !r.end.After(f.End):
 			until = maxTime(until, f.End.Add(engineResendLag))
-		case lostWithNode(r, f):
+		case lostWithNode(r, f) || endDiedWithNode(r, f):
 			until = maxTime(until, nodeGoneUntil(f, faults))
 		}
 	}
@@ -59,6 +63,18 @@ func seenRunningUntil(r run, faults []Fault) time.Time {
 // after its pod GC's quarantine: only then are their tasks lost to the scheduler.
 const NodeGone = "node-gone"
 
+// NodeCrashed is the real Kubernetes node's crash (the clusters-real shape's kube cluster:
+// Kube.downNode): its kubelet killed, then its containers, each run still going recorded as
+// ended TASK_LOST (httpRecorder.lose), its Node object deleted; healed, the kubelet starts
+// again and registers the node. As on NodeGone, the runs' pods stay bound to it, and the
+// engine deletes them after its pod GC's quarantine if the node is still gone, their tasks
+// lost then; a node back before that keeps its pods, and its kubelet reports their containers
+// ended (killed: exit code 137) once it syncs them.
+const NodeCrashed = "node-crashed"
+
+// nodeGone: the fault takes a Kubernetes node away with its runs.
+func nodeGone(kind string) bool { return kind == NodeGone || kind == NodeCrashed }
+
 // podGCQuarantine is engine/kube's: how long a task's pod may stay on a node that is gone
 // before the engine deletes it.
 const podGCQuarantine = 40 * time.Second
@@ -68,16 +84,33 @@ const podGCQuarantine = 40 * time.Second
 // of it, on a loaded machine.
 const nodeGoneBound = podGCQuarantine + 5*time.Second
 
-// lostWithNode: the run ended as its node went (NodeGone).
+// kubeletReportLag bounds how long after a crashed node is back (start.sh saw it Ready) its
+// kubelet has reported the ends of the containers it finds killed: it syncs every pod bound
+// to it as it starts, and every 10 s after (syncFrequency).
+const kubeletReportLag = 15 * time.Second
+
+// lostWithNode: the run ended as its node went (NodeGone, NodeCrashed).
 func lostWithNode(r run, f Fault) bool {
-	return f.Kind == NodeGone && r.state == "TASK_LOST" && within(r.end, f.Start, f.End)
+	return nodeGone(f.Kind) && r.state == "TASK_LOST" && within(r.end, f.Start, f.End)
+}
+
+// endDiedWithNode: the run's end is recorded (its script posted it) within updateLag of its
+// node's crash, so its executor may have been killed before its report of the end reached the
+// scheduler: the kill follows the fault's start by the kubelet's end and a scan of /proc.
+func endDiedWithNode(r run, f Fault) bool {
+	return f.Kind == NodeCrashed && r.state != "TASK_LOST" && !r.end.IsZero() &&
+		within(r.end, f.Start.Add(-updateLag), f.Start.Add(updateLag))
 }
 
 // nodeGoneUntil is until when the tasks of the node that fault f took away may count as
 // running: nodeGoneBound after it, or, when the scheduler or the pod GC lost their cluster's
-// API server meanwhile (stopped, or cut from the scheduler), until it was back.
+// API server meanwhile (stopped, or cut from the scheduler), until it was back; a crashed
+// node back before that bound (its pods kept), until its kubelet has reported their ends.
 func nodeGoneUntil(f Fault, faults []Fault) time.Time {
 	until := f.Start.Add(nodeGoneBound)
+	if f.Kind == NodeCrashed && f.End.Before(until) {
+		until = maxTime(until, f.End.Add(kubeletReportLag))
+	}
 	for _, x := range faults {
 		if engineAway(x.Kind) && faultCluster(x) == faultCluster(f) && x.Start.Before(until) && x.End.After(f.Start) {
 			until = maxTime(until, x.End.Add(engineResendLag))

@@ -22,7 +22,7 @@ func (rep *Report) checkHeal(in Input, byJob map[string][]run, expected map[stri
 		if f.Kind == AgentLost { // its tasks count as running until they are counted lost
 			healed = maxTime(healed, f.Start.Add(UnreachableBound))
 		}
-		if f.Kind == NodeGone { // its tasks count as running until their pods are deleted
+		if nodeGone(f.Kind) { // its tasks count as running until their pods are deleted or end
 			healed = maxTime(healed, nodeGoneUntil(f, in.Faults))
 		}
 	}

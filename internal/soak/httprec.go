@@ -3,6 +3,7 @@ package soak
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,6 +30,8 @@ type httpRecorder struct {
 
 	mu      sync.Mutex
 	daemons map[string]bool // DAEMON tasks already started (each tick runs the script again)
+	open    map[string]bool // other tasks started and not ended
+	lost    map[string]bool // tasks whose runs were recorded lost (lose): their posts are dropped
 }
 
 // startHTTPRecorder serves on a free port of 127.0.0.1 and appends to
@@ -43,7 +46,7 @@ func startHTTPRecorder(path string) (*httpRecorder, error) {
 		w.Close()
 		return nil, fmt.Errorf("soak: recorder: %w", err)
 	}
-	r := &httpRecorder{url: "http://" + ln.Addr().String(), w: w, daemons: map[string]bool{}}
+	r := &httpRecorder{url: "http://" + ln.Addr().String(), w: w, daemons: map[string]bool{}, open: map[string]bool{}, lost: map[string]bool{}}
 	if r.app, err = recorderApp(r.url); err != nil {
 		ln.Close()
 		w.Close()
@@ -76,18 +79,47 @@ func (r *httpRecorder) post(rw http.ResponseWriter, req *http.Request) {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lost[l.Task] {
+		return
+	}
 	if daemon { // one start per task; a daemon task ends only when killed
-		r.mu.Lock()
 		seen := r.daemons[l.Task]
 		r.daemons[l.Task] = true
-		r.mu.Unlock()
 		if seen || l.Ev == runlog.End {
 			return
 		}
+	} else if l.Ev == runlog.Start {
+		r.open[l.Task] = true
+	} else {
+		delete(r.open, l.Task)
 	}
 	if err := r.w.Append(l); err != nil {
 		http.Error(rw, err.Error(), http.StatusInternalServerError)
 	}
+}
+
+// lose records the runs of tasks that were started and not ended as ended
+// TASK_LOST now: their processes were killed with their machine (the
+// real node's crash), so they post no end. What such a task posts after
+// (a post sent before the kill and answered after it) is dropped. A
+// DAEMON's run records no end, as ever; a task that posted no start
+// records nothing (it may start yet, on a node that comes back).
+func (r *httpRecorder) lose(tasks []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now().UTC()
+	var errs []error
+	for _, t := range tasks {
+		if !r.open[t] {
+			continue
+		}
+		delete(r.open, t)
+		r.lost[t] = true
+		errs = append(errs, r.w.Append(runlog.Line{Ev: runlog.End, At: now, Task: t, State: "TASK_LOST"}))
+	}
+	return errors.Join(errs...)
 }
 
 // parseRunPost reads a script's post: key=value lines (ev, task, job,

@@ -85,6 +85,52 @@ func TestHTTPRecorderAppendsRuns(t *testing.T) {
 	}
 }
 
+// TestHTTPRecorderLosesTheRunsOfACrashedNode: lose records each run started and not ended
+// as ended TASK_LOST and drops what its task posts after; a run ended, a DAEMON's and a task
+// that posted no start (a pod not started yet, which may start when its node is back) record
+// nothing then, and the last is recorded as ever when it starts.
+func TestHTTPRecorderLosesTheRunsOfACrashedNode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	r, err := startHTTPRecorder(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) {
+		resp, err := http.Post(r.url+"/run", "application/x-www-form-urlencoded", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%q: %d", body, resp.StatusCode)
+		}
+	}
+	for _, b := range []string{"ev=start\ntask=a\njob=j\nitem=0\ntype=TRANSIENT\n", "ev=start\ntask=b\njob=j\nitem=1\ntype=TRANSIENT\n",
+		"ev=end\ntask=b\ntype=TRANSIENT\n", "ev=start\ntask=d\njob=d\nitem=0\ntype=DAEMON\n"} {
+		post(b)
+	}
+	if err := r.lose([]string{"a", "b", "d", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"ev=end\ntask=a\ntype=TRANSIENT\n", "ev=start\ntask=p\njob=j\nitem=2\ntype=TRANSIENT\n"} {
+		post(b)
+	}
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := runlog.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, strings.TrimSpace(l.Ev+" "+l.Task+" "+l.State))
+	}
+	if want := "start a,start b,end b TASK_FINISHED,start d,end a TASK_LOST,start p"; strings.Join(got, ",") != want {
+		t.Errorf("lines %q, want %q", strings.Join(got, ","), want)
+	}
+}
+
 // TestRunScriptReportsToTheRecorder runs the app's script as the executor
 // would (its variables set) with busybox's wget: one start line with what
 // the variables say, one end line.

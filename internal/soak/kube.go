@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ejcloud/elasticjob/engine/kube"
 )
 
 // Kube is the Kubernetes shape: a real single-node Kubernetes (the build
@@ -152,17 +157,73 @@ func (k *Kube) deletePod(ctx context.Context, rng *rand.Rand) (func(context.Cont
 	return func(context.Context) error { return nil }, name, nil
 }
 
+// kubeNode is the real Kubernetes' one node (start.sh's NODE).
+const kubeNode = "127.0.0.1"
+
 // loseNode stops the kubelet and deletes the node object; healing starts
 // the kubelet, which registers the node again (start.sh waits for it to
 // be Ready and lifts the not-ready taint, the node lifecycle's part).
+// The containers run on, their executors still report.
 func (k *Kube) loseNode(ctx context.Context, _ *rand.Rand) (func(context.Context) error, string, error) {
+	return k.downNode(ctx, nil)
+}
+
+// downNode is loseNode; with lose set, the node goes as a machine that
+// crashed: its containers are killed too once the kubelet is gone (so it
+// reports no end of theirs), and lose is given the tasks of the node's
+// pods that had not ended then (their phases as the dead kubelet left
+// them) to record their runs lost. Once the kubelet is killed the fault
+// has happened: a later step's failure is told in its detail rather than
+// returned, which would hide the fault from the checker (the nemesis
+// records and heals no fault that failed to inject). Without lose, a
+// failure to delete the node starts the kubelet again and is returned.
+func (k *Kube) downNode(ctx context.Context, lose func([]string) error) (func(context.Context) error, string, error) {
 	if err := k.stopComponent("kubelet", syscall.SIGKILL); err != nil {
 		return nil, "", err
 	}
-	if _, err := k.kubectlDo(ctx, "", "delete", "node", "127.0.0.1", "--wait=false"); err != nil {
-		return k.restartCluster, "", err
+	detail := kubeNode
+	if lose != nil {
+		n, killErr := k.killContainers()
+		detail += ", " + strconv.Itoa(n) + " containers killed"
+		errs := []error{killErr}
+		tasks, err := k.podTasks(ctx)
+		if err == nil {
+			err = lose(tasks)
+		}
+		errs = append(errs, err)
+		if _, err := k.kubectlDo(ctx, "", "delete", "node", kubeNode, "--wait=false"); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			detail += "; " + err.Error()
+		}
+		return k.restartCluster, detail, nil
 	}
-	return k.restartCluster, "127.0.0.1", nil
+	if _, err := k.kubectlDo(ctx, "", "delete", "node", kubeNode, "--wait=false"); err != nil {
+		return nil, "", errors.Join(err, k.restartCluster(ctx))
+	}
+	return k.restartCluster, detail, nil
+}
+
+// podTasks are the tasks of the task pods bound to the node and not ended
+// (Pending, Running, Unknown), in every namespace.
+func (k *Kube) podTasks(ctx context.Context) ([]string, error) {
+	out, err := k.kubectlDo(ctx, "", "get", "pods", "--all-namespaces", "-l", kube.LabelManagedBy+"="+kube.ManagedBy,
+		"--field-selector=spec.nodeName="+kubeNode+",status.phase!=Succeeded,status.phase!=Failed", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var l corev1.PodList
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		return nil, fmt.Errorf("soak: the node's pods: %w", err)
+	}
+	var tasks []string
+	for _, p := range l.Items {
+		if t := p.Annotations[kube.AnnotationTask]; t != "" {
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks, nil
 }
 
 func (k *Kube) Heal(ctx context.Context) error {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,11 +105,80 @@ func TestKillShimsEndsTheRunsOwn(t *testing.T) {
 	}
 }
 
-// TestFakeShim is the fake shim of TestKillShimsEndsTheRunsOwn: it waits to
-// be killed (bounded).
+// TestKillContainersKillsTheShimsChildren: a node's crash kills the
+// processes whose parent is one of this run's shims (its containers), and
+// neither the shims nor another run's containers.
+func TestKillContainersKillsTheShimsChildren(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "containerd-shim-runc-v2")
+	if err := os.Symlink(self, shim); err != nil {
+		t.Fatal(err)
+	}
+	k := &Kube{Etcd: Etcd{ZK: ZK{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}, run: filepath.Join(dir, "k8s")}
+	start := func(sock string) *exec.Cmd {
+		cmd := exec.Command(shim, "-test.run=^TestFakeShim$", "--", "-address", sock)
+		cmd.Env = append(os.Environ(), "SOAK_FAKE_SHIM=1", "SOAK_FAKE_SHIM_CHILD=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	ours := start(filepath.Join(dir, "k8s", "containerd", "containerd.sock"))
+	theirs := start(filepath.Join(dir, "other", "containerd", "containerd.sock"))
+	childOf := func(p int) int {
+		for i := 0; i < 600; i++ { // a bound on a hang: the shim starts its child
+			dirs, _ := os.ReadDir("/proc")
+			for _, d := range dirs {
+				pid, err := strconv.Atoi(d.Name())
+				if err != nil {
+					continue
+				}
+				if pp, ok := parentOf(pid); ok && pp == p {
+					return pid
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("the fake shim %d started no child", p)
+		return 0
+	}
+	ourChild, theirChild := childOf(ours.Process.Pid), childOf(theirs.Process.Pid)
+	t.Cleanup(func() { _ = syscall.Kill(theirChild, syscall.SIGKILL) })
+	n, err := k.killContainers()
+	if err != nil || n != 1 {
+		t.Fatalf("killContainers: %d, %v; want 1 killed", n, err)
+	}
+	if _, ok := parentOf(ourChild); ok {
+		t.Error("our shim's child lives on")
+	}
+	if pp, ok := parentOf(theirChild); !ok || pp != theirs.Process.Pid {
+		t.Error("another run's container was killed")
+	}
+	for _, c := range []*exec.Cmd{ours, theirs} {
+		if _, ok := parentOf(c.Process.Pid); !ok {
+			t.Errorf("shim %d was killed", c.Process.Pid)
+		}
+	}
+}
+
+// TestFakeShim is the fake shim of TestKillShimsEndsTheRunsOwn and
+// TestKillContainersKillsTheShimsChildren: it starts a child (its
+// container) when asked and waits to be killed (bounded).
 func TestFakeShim(t *testing.T) {
 	if os.Getenv("SOAK_FAKE_SHIM") == "" {
 		t.Skip("a helper process of TestKillShimsEndsTheRunsOwn")
+	}
+	if os.Getenv("SOAK_FAKE_SHIM_CHILD") != "" {
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = child.Wait() }() // reaped as a shim reaps its containers
 	}
 	time.Sleep(5 * time.Minute)
 }

@@ -182,7 +182,17 @@ func (k *Kube) restartCluster(ctx context.Context) error { return k.script(ctx, 
 // interrupted): each is found by its -address under the run's state
 // directory and killed by its pid.
 func (k *Kube) killShims() {
+	for _, pid := range k.shims() {
+		k.Log.Warn("soak: a containerd shim outlived stop.sh; killing it", "pid", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// shims are the pids of this run's containerd shims: each is found by its
+// -address under the run's state directory.
+func (k *Kube) shims() []int {
 	sock := filepath.Join(k.run, "containerd", "containerd.sock")
+	var out []int
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
@@ -195,8 +205,68 @@ func (k *Kube) killShims() {
 		}
 		args := strings.Split(string(b), "\x00")
 		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, sock) {
-			k.Log.Warn("soak: a containerd shim outlived stop.sh; killing it", "pid", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			out = append(out, pid)
 		}
 	}
+	return out
+}
+
+// killContainers kills every container of the node, as a machine that
+// crashed loses them: the processes whose parent is one of this run's
+// shims (each container's first process and each pod's pause; a
+// container's other processes die with its first, the init of its pid
+// namespace), by SIGKILL, and waits until they are gone. It returns how
+// many it killed. containerd and the shims go on: the kubelet that comes
+// back finds the containers exited, as one on a rebooted machine finds
+// them gone.
+func (k *Kube) killContainers() (int, error) {
+	shims := k.shims()
+	var pids []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if pp, ok := parentOf(pid); ok && slices.Contains(shims, pp) {
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for i := 0; ; i++ {
+		left := 0
+		for _, pid := range pids {
+			if pp, ok := parentOf(pid); ok && slices.Contains(shims, pp) {
+				left++
+			}
+		}
+		if left == 0 {
+			return len(pids), nil
+		}
+		if i == 100 {
+			return len(pids), fmt.Errorf("soak: %d of the node's %d containers did not end within 10 s of SIGKILL", left, len(pids))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// parentOf is a live (not zombie) process's parent pid.
+func parentOf(pid int) (int, bool) {
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid …: comm may hold spaces and parentheses
+	i := strings.LastIndexByte(string(st), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 2 || f[0] == "Z" {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
 }
