@@ -309,10 +309,36 @@ func (d *decider) finish(m *offers.Matcher, launched []*cand) {
 	if d.plan.More && len(d.plan.Launches) > 0 {
 		// The offers this round left untouched are for the next round,
 		// which follows at once with the work after this round's.
-		d.plan.Decline = nil
+		d.plan.Decline = d.keptForMore(d.plan.Decline)
 	}
 	d.busy = d.busyCands()
 	d.plan.Busy, d.plan.Idle = len(launched) < d.busy, d.busy == 0
+}
+
+// keptForMore is what a round that launches with more to follow declines of decline, the
+// offers it left untouched. Stopped at View.MaxTasks, it declines none: the entries after
+// the stop were not tried, and the next round places them on these offers. Stopped only
+// by clusters that took their round's tasks (ClusterState.MaxTasks), it keeps theirs and
+// declines the other clusters' offers: every entry was tried on those, and none fit, so
+// the next round would find them as they are; an engine that offers an agent's freed
+// resources only with its outstanding offer's would never offer them again while a
+// cluster that always fills its bound (a Kubernetes cluster at its client's rate) keeps
+// every round's More set, and the other cluster's rounds would place on ever less.
+func (d *decider) keptForMore(decline []string) []string {
+	if d.stopped || len(d.full) == 0 {
+		return nil
+	}
+	clusterOf := make(map[string]string, len(d.offs))
+	for _, o := range d.offs {
+		clusterOf[o.ID] = o.Cluster
+	}
+	var out []string
+	for _, id := range decline {
+		if !d.full[clusterOf[id]] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // busyCands counts the candidates resources could serve (not those that

@@ -115,13 +115,16 @@ type Plan struct {
 	Launches []Launch
 	// Decline are the offers no launch uses, sorted; nil when the round
 	// stopped at MaxTasks after launching something (the next round uses
-	// them). Busy: work still waits for resources (a short decline filter).
+	// them), and only the other clusters' when it launched with clusters
+	// that took their ClusterState.MaxTasks (the next round uses theirs).
+	// Busy: work still waits for resources (a short decline filter).
 	Decline []string
 	Busy    bool
 	// Idle: nothing waits that resources could serve; the engine need not
 	// offer any (Mesos: decline what is held and suppress).
 	Idle bool
-	// More: the round stopped at MaxTasks; the next should follow at once.
+	// More: the round stopped at MaxTasks, or clusters took their
+	// ClusterState.MaxTasks; the next should follow at once.
 	More bool
 	// Withheld: no offer was held, and an entry fits what is free by the
 	// running tasks' count (it waits no_offers): the engine holds free

@@ -188,3 +188,46 @@ func TestRoundClustersCarryTheirBounds(t *testing.T) {
 		t.Fatalf("round clusters %+v, want %+v", got, list)
 	}
 }
+
+// TestRoundDeclinesOtherClustersOffersWhenOneIsFull: a round that stops placing on a
+// cluster because it took its round's tasks (k8s, bound 1) follows at once for its work
+// and keeps its offers for it (k8s:o2), but declines the other cluster's offer none of
+// its work could use (mesos:o2, too small): held on, an engine that offers an agent's
+// freed resources only once its offer there is answered would never offer them again
+// while every round fills the bounded cluster.
+func TestRoundDeclinesOtherClustersOffersWhenOneIsFull(t *testing.T) {
+	r := newRig(t)
+	drv := roundsDriver{fakeDriver: r.drv, bounds: map[string]int{"k8s": 1}}
+	r.rebuild(func(d *Deps) {
+		d.Driver, d.Clusters = Guard(drv, func() error { return nil }), clusterList{{Name: "mesos"}, {Name: "k8s"}}
+	})
+	r.addApp("app", 0.1, 32)
+	for _, name := range []string{"a", "b", "c"} {
+		r.addJob(func(j *jobs.Config) { j.JobName, j.ShardingTotalCount, j.Clusters = name, 1, []string{"k8s", "mesos"} })
+		r.trigger(name)
+	}
+	offer := func(cluster, id, agent string, cpus float64) {
+		o := engine.Offer{ID: engine.QualifyID(cluster, id), AgentID: engine.QualifyID(cluster, agent), Hostname: agent, CPUs: cpus, MemMB: 4096}
+		r.sched.st.offers[o.ID] = o
+		r.sched.st.noteOffers([]engine.Offer{{ID: o.ID, AgentID: o.AgentID, Hostname: agent, CPUs: 8, MemMB: 4096}})
+	}
+	offer("mesos", "o1", "agent-1", 8)
+	offer("mesos", "o2", "agent-2", 0.2)
+	offer("k8s", "o1", "agent-1", 8)
+	offer("k8s", "o2", "agent-2", 8)
+	r.sched.launcher.round(r.ctx)
+
+	if got := acceptedJobs(r.drv); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("launched %v, want a, b, c", got)
+	}
+	var declined []string
+	for _, dc := range r.drv.declines {
+		declined = append(declined, dc.offers...)
+	}
+	if !slices.Equal(declined, []string{engine.QualifyID("mesos", "o2")}) {
+		t.Fatalf("declined %v, want only mesos's unused offer", declined)
+	}
+	if _, ok := r.sched.st.offers[engine.QualifyID("k8s", "o2")]; !ok {
+		t.Fatal("the full cluster's unused offer was not kept for the next round")
+	}
+}
