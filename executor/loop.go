@@ -67,7 +67,10 @@ type Executor struct {
 
 	wake    chan struct{} // state changed: re-check whether to exit
 	outbox1 chan struct{} // outbox not empty
-	wg      sync.WaitGroup
+	// undelivered: an update the agent did not take (sendLoop): the session ends and the
+	// next SUBSCRIBE carries it, as it carries every unacknowledged update.
+	undelivered chan struct{}
+	wg          sync.WaitGroup
 }
 
 type task struct {
@@ -106,9 +109,12 @@ func New(agent Agent, runner Runner, opt Options) *Executor {
 	return &Executor{
 		opt: opt, agent: agent, runner: runner, log: opt.Log, hostname: host, ip: ip,
 		tasks: map[string]*task{}, unackedTasks: map[string]mesos.TaskInfo{}, accepted: map[string]bool{},
-		wake: make(chan struct{}, 1), outbox1: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), outbox1: make(chan struct{}, 1), undelivered: make(chan struct{}, 1),
 	}
 }
+
+// errUndelivered ends a session whose agent did not take an update.
+var errUndelivered = errors.New("an update was not delivered: subscribing again with it")
 
 // ErrAgentGone is returned when the agent stayed unreachable for the
 // recovery timeout; the executor's tasks have been killed.
@@ -178,6 +184,10 @@ func (e *Executor) session(ctx context.Context) (connected bool, err error) {
 	defer cancel()
 	e.mu.Lock()
 	sub := calls.Subscribe(mapValues(e.unackedTasks), append([]executor.Call_Update(nil), e.unacked...))
+	select {
+	case <-e.undelivered: // what failed before now is in sub
+	default:
+	}
 	e.mu.Unlock()
 	stream, err := e.agent.Subscribe(ctx, sub)
 	if err != nil {
@@ -211,6 +221,10 @@ func (e *Executor) session(ctx context.Context) (connected bool, err error) {
 			}
 		case err := <-errc:
 			return true, err
+		case <-e.undelivered:
+			// The stream may outlive the agent that took it (an agent restarted between
+			// this SUBSCRIBE and the update): only a new SUBSCRIBE delivers the update.
+			return true, errUndelivered
 		case <-e.wake:
 		}
 	}

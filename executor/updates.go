@@ -97,7 +97,9 @@ func (e *Executor) ack(id string, uuid []byte) {
 // sendLoop sends queued updates in order: what queued while a request was
 // in flight goes in one request when the agent takes batches (BatchAgent),
 // otherwise one call a request. An update that cannot be sent stays
-// unacknowledged and goes with the next SUBSCRIBE.
+// unacknowledged and goes with the next SUBSCRIBE, which the failure brings
+// about (resubscribeFor): a live stream is no proof the agent will take
+// the next call.
 func (e *Executor) sendLoop(ctx context.Context) {
 	batches, _ := e.agent.(BatchAgent)
 	for {
@@ -118,6 +120,7 @@ func (e *Executor) sendLoop(ctx context.Context) {
 			}
 			if !errors.As(err, &refused) {
 				e.log.Warn("status updates not delivered; they will be resent on re-subscription", "calls", len(batch), "err", err)
+				e.resubscribeFor(batch)
 				continue
 			}
 			if refused.Code == http.StatusUnsupportedMediaType {
@@ -137,12 +140,27 @@ func (e *Executor) sendLoop(ctx context.Context) {
 			if err := e.agent.Send(ctx, calls.Update(u.Status)); err != nil {
 				e.log.Warn("status update not delivered; it will be resent on re-subscription",
 					"task", u.Status.TaskID.Value, "state", u.Status.State.String(), "err", err)
+				e.resubscribeFor([]outgoing{o})
 				continue
 			}
 			e.mu.Lock()
 			e.accepted[string(u.Status.UUID)] = true
 			e.mu.Unlock()
 			e.notify()
+		}
+	}
+}
+
+// resubscribeFor ends the session when batch held an update the agent did not take
+// (sendLoop); messages are dropped, as Mesos drops them.
+func (e *Executor) resubscribeFor(batch []outgoing) {
+	for _, o := range batch {
+		if o.update != nil {
+			select {
+			case e.undelivered <- struct{}{}:
+			default:
+			}
+			return
 		}
 	}
 }

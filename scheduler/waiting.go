@@ -17,8 +17,9 @@ import (
 // failover shard it did not launch, why; the reasons of entries that have
 // waited longer than waitRecordAfter are recorded in the registry
 // (/state/waiting) so any instance can show them, rewritten when the
-// reason changes (at most every waitRecordEvery), and forgotten once the
-// entry launches or goes.
+// reason changes (at most every waitRecordEvery; between the reasons of
+// waiting behind other work, as a changed message is: behindWork), and
+// forgotten once the entry launches or goes.
 
 const (
 	waitRecordAfter = time.Second
@@ -165,7 +166,8 @@ func (r *waitRecorder) record(ctx context.Context, waiting map[string]queue.Wait
 
 // waitingKeys computes the writes of one commit: entries that waited long
 // enough with a new reason (or, at most waitRefreshPerCommit of them, the
-// longest unwritten first, a changed message), and entries no longer
+// longest unwritten first, a changed message, or a change between the
+// reasons of waiting behind other work: behindWork), and entries no longer
 // waiting (in keys, not in puts); keys in path order. With max > 0 (on
 // ZooKeeper a commit is one multi, which must stay under its request
 // limit: twice a launch round's tasks, a reason being about half the bytes
@@ -200,10 +202,11 @@ func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, kept map[strin
 			continue
 		}
 		rec := e.rec
+		moved := rec.reason != wt.Reason || !sameHolders(rec, wt)
 		switch {
-		case !rec.has || rec.reason != wt.Reason || rec.until != clock.UnixNano(wt.Until) || rec.since != e.since || !sameHolders(rec, wt):
+		case !rec.has || rec.until != clock.UnixNano(wt.Until) || rec.since != e.since || moved && !behindWork(rec.reason, wt.Reason):
 			changed.add(k)
-		case rec.message != maphash.String(recSeed, wt.Message) && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
+		case (moved || rec.message != maphash.String(recSeed, wt.Message)) && now.UnixNano()-e.writtenAt >= int64(waitRefresh):
 			stale.add(staleKey{e.writtenAt, k})
 		}
 	}
@@ -222,6 +225,18 @@ func (r *waitRecorder) waitingKeys(waiting map[string]queue.Wait, kept map[strin
 	keys = append(dels.items, changed.items...)
 	slices.Sort(keys)
 	return keys, puts, dels.seen+changed.seen-len(keys) > 0
+}
+
+// behindWork reports whether an entry that waited for reason a and now waits for reason b
+// waits behind other work of the backlog both times (behind_older_work: the round's bound
+// reached by older work; behind_reservation: what it needs held for older work, whose
+// holders follow the running work): a backlog past a round's bound flips between the two,
+// and between holders, from one round to the next, and rewriting every entry each time was
+// most of a round under load (9,000 reasons a round, 0.8–2 s). Such a change is refreshed as
+// a changed message is (waitRefresh); a change to or from any other reason is written at
+// once.
+func behindWork(a, b string) bool {
+	return (a == queue.WaitBehind || a == queue.WaitReservation) && (b == queue.WaitBehind || b == queue.WaitReservation)
 }
 
 // sameHolders: the same jobs hold what both waits need (a new holder is

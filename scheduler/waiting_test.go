@@ -152,6 +152,52 @@ func TestMessageOnlyRefreshesAreBounded(t *testing.T) {
 	}
 }
 
+// TestBehindWorkChurnIsRefreshedNotRewritten: an entry waiting behind other work that a
+// round finds behind a reservation with new holders, or behind older work again, is not
+// rewritten at once (a backlog past the round's bound flips so every round) but refreshed
+// as a changed message is; a change to any other reason is written at once.
+func TestBehindWorkChurnIsRefreshedNotRewritten(t *testing.T) {
+	r := newRig(t)
+	ws := &r.sched.launcher.waits.ws
+	ws.entries, ws.loaded = map[string]waitEntry{}, true
+	now := r.clk.Now()
+	since := now.Add(-time.Hour)
+	holder := func(job string) []queue.Holder { return []queue.Holder{{Job: job, Shards: 1}} }
+	rec := func(key string, w queue.Wait, writtenAt time.Time) {
+		w.Since = since
+		ws.setRecord(key, w, writtenAt)
+		e := ws.entries[key]
+		e.since = since.UnixNano()
+		ws.entries[key] = e
+	}
+	flipped, reheld, fresh, cpu, old := queue.WaitKey(false, "flipped", 0), queue.WaitKey(false, "reheld", 0),
+		queue.WaitKey(false, "fresh", 0), queue.WaitKey(false, "cpu", 0), queue.WaitKey(false, "old", 0)
+	rec(flipped, queue.Wait{Reason: queue.WaitBehind, Message: "behind"}, now)
+	rec(reheld, queue.Wait{Reason: queue.WaitReservation, Message: "held", Holders: holder("a")}, now)
+	rec(fresh, queue.Wait{Reason: queue.WaitReservation, Message: "held", Holders: holder("a")}, now)
+	rec(cpu, queue.Wait{Reason: queue.WaitReservation, Message: "held", Holders: holder("a")}, now)
+	rec(old, queue.Wait{Reason: queue.WaitBehind, Message: "behind"}, now.Add(-waitRefresh))
+	waiting := map[string]queue.Wait{
+		flipped: {Reason: queue.WaitReservation, Message: "held", Holders: holder("b")},
+		reheld:  {Reason: queue.WaitReservation, Message: "held", Holders: holder("b")},
+		fresh:   {Reason: queue.WaitBehind, Message: "behind"},
+		cpu:     {Reason: queue.WaitCPU, Message: "not enough CPU"},
+		old:     {Reason: queue.WaitReservation, Message: "held", Holders: holder("b")},
+	}
+	_, puts, _ := r.sched.launcher.waits.waitingKeys(waiting, nil, now, 0)
+	for _, k := range []string{flipped, reheld, fresh} {
+		if _, ok := puts[k]; ok {
+			t.Errorf("%s rewritten at once for a change between waits behind other work: %+v", k, puts[k])
+		}
+	}
+	if puts[cpu].Reason != queue.WaitCPU {
+		t.Errorf("a change to another reason was not written at once: %+v", puts[cpu])
+	}
+	if w := puts[old]; w.Reason != queue.WaitReservation || len(w.Holders) != 1 || w.Holders[0].Job != "b" {
+		t.Errorf("an entry written waitRefresh ago was not refreshed: %+v", w)
+	}
+}
+
 // TestWaitingCommitsAreBounded: a commit of reasons holds at most
 // 2 × MaxRoundTasks ops, entries no longer waiting first; the rest follow in
 // the next commits until every reason is recorded.
