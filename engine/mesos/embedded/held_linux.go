@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -102,6 +103,13 @@ func held(dir string, pids []int) (bytes int64, unmeasured string) {
 					if left--; left < 0 {
 						d.Close()
 						return bytes, fmt.Sprintf("more than %d open files and mappings", heldBudget)
+					}
+					// Only what the kernel names removed is stat'ed: a magic link's text is the
+					// kernel's record of the path, read without calling into the file's file
+					// system, so a task's files still linked (du counts them) or on a file
+					// system whose server it runs are never touched.
+					if l, err := os.Readlink(p + "/" + n); err != nil || !strings.HasSuffix(l, " (deleted)") {
+						continue
 					}
 					var st unix.Statx_t
 					// statx follows the magic link to the file itself without opening it,
