@@ -154,15 +154,23 @@ func TestCPUQuotaHoldsBusyLoop(t *testing.T) {
 	after := g.Stats()
 	periods := after.Periods - before.Periods
 	throttled := after.Throttled - before.Throttled
-	if throttled < periods/2 {
-		t.Errorf("throttled in %d of %d periods: the quota does not bind", throttled, periods)
-	}
+	// On a loaded machine the loop may not get its 0.2 of a CPU in a period, and a
+	// period in which it does not reach its quota is not throttled: the throttled count
+	// speaks of the quota only when the loop was given what the quota allows.
+	starved := false
 	if after.CPUUsage >= 0 {
 		share := float64(after.CPUUsage-before.CPUUsage) / float64(time.Duration(periods)*cgroups.CFSPeriod*time.Microsecond)
 		t.Logf("busy loop used %.3f CPU over %d periods (quota 0.2), throttled in %d", share, periods, throttled)
-		if share < 0.1 || share > 0.3 {
-			t.Errorf("busy loop used %.3f CPU, want about 0.2", share)
+		if share > 0.3 {
+			t.Errorf("busy loop used %.3f CPU, more than its 0.2 allows", share)
 		}
+		if share < 0.02 {
+			t.Errorf("busy loop used %.3f CPU: it did not run", share)
+		}
+		starved = share < 0.18
+	}
+	if throttled < periods/2 && !starved {
+		t.Errorf("throttled in %d of %d periods: the quota does not bind", throttled, periods)
 	}
 	cancel(process.Kill{Grace: 0})
 	<-out
