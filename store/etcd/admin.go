@@ -77,7 +77,7 @@ func (e adminError) HTTPStatus() int { return e.status }
 // and store size, asking each member (bounded by Probe).
 func (a *Admin) Statuses(ctx context.Context) ([]MemberStatus, error) {
 	cli := a.s.cli
-	ml, err := cli.MemberList(ctx)
+	ml, err := a.memberList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("etcd cluster: member list: %w", err)
 	}
@@ -117,11 +117,43 @@ func (a *Admin) Statuses(ctx context.Context) ([]MemberStatus, error) {
 	return out, nil
 }
 
+// memberList lists the members. The list is linearizable: etcd answers it through its raft
+// leader and fails it with "leader changed" when an election falls while it waits, which a
+// loaded cluster's operator would otherwise get as a 500 for a cluster that is fine; it is
+// asked again (retryLeaderChanged).
+func (a *Admin) memberList(ctx context.Context) (*clientv3.MemberListResponse, error) {
+	var ml *clientv3.MemberListResponse
+	err := retryLeaderChanged(ctx, func() error {
+		var err error
+		ml, err = a.s.cli.MemberList(ctx)
+		return err
+	})
+	return ml, err
+}
+
+// retryLeaderChanged calls f until it succeeds, fails otherwise than by a change of etcd's
+// raft leader, or has been tried 5 times (an election takes about a second: 250 ms apart).
+func retryLeaderChanged(ctx context.Context, f func() error) error {
+	for try := 1; ; try++ {
+		err := f()
+		if err == nil || try == 5 || !(errors.Is(err, rpctypes.ErrLeaderChanged) || errors.Is(err, rpctypes.ErrNoLeader)) {
+			return err
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
 // Members is Statuses for the API.
 func (a *Admin) Members(ctx context.Context) (any, error) { return a.Statuses(ctx) }
 
 func (a *Admin) find(ctx context.Context, nameOrID string) (*pb.Member, []*pb.Member, error) {
-	ml, err := a.s.cli.MemberList(ctx)
+	ml, err := a.memberList(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcd cluster: member list: %w", err)
 	}
@@ -213,7 +245,7 @@ func (a *Admin) AddMember(ctx context.Context, name, peerURL string) (Added, err
 	if name == "" || !strings.HasPrefix(peerURL, "http://") && !strings.HasPrefix(peerURL, "https://") {
 		return Added{}, fmt.Errorf("%w: want a name and an http(s) peer URL, got %q and %q", ErrBadMemberInput, name, peerURL)
 	}
-	ml, err := a.s.cli.MemberList(ctx)
+	ml, err := a.memberList(ctx)
 	if err != nil {
 		return Added{}, fmt.Errorf("etcd cluster: member list: %w", err)
 	}
