@@ -18,7 +18,9 @@ import (
 // leaves the outsider, which ends only by the SIGTERM the test sends it.
 func TestKillHitsOnlyWhatTheGroupHolds(t *testing.T) {
 	_, g := cgroupstest.Require(t)
-	full := g.Argv([]string{"sh", "-c", "sleep 1000 & sleep 1000 & echo ready; wait"})
+	// The shell waits on after its children die (a kill reaching them before it would
+	// otherwise let it exit 0 first), so only a signal ends it.
+	full := g.Argv([]string{"sh", "-c", "sleep 1000 & sleep 1000 & echo ready; while :; do wait; done"})
 	tree := exec.Command(full[0], full[1:]...)
 	out, err := tree.StdoutPipe()
 	if err != nil {
