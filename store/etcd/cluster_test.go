@@ -106,26 +106,40 @@ func portTaken(err error) bool {
 }
 
 // tryStart starts the members at once; on a failure it closes those that
-// started and returns the first failing member's index and error.
+// started and returns a failing member's index and error: a port taken
+// first, since the members waiting for the one that could not bind fail
+// only by their timeout (which the taken port caused), and the members
+// still waiting are stopped as soon as one finds its port taken.
 func tryStart(cfgs []MemberConfig) ([]*Member, int, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	ms := make([]*Member, len(cfgs))
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i, c := range cfgs {
-		wg.Go(func() { ms[i], errs[i] = StartMember(context.Background(), c) })
+		wg.Go(func() {
+			ms[i], errs[i] = StartMember(ctx, c)
+			if errs[i] != nil && portTaken(errs[i]) {
+				cancel()
+			}
+		})
 	}
 	wg.Wait()
+	first := -1
 	for i, err := range errs {
-		if err != nil {
-			for _, m := range ms {
-				if m != nil {
-					m.Close()
-				}
-			}
-			return nil, i, err
+		if err != nil && (first < 0 || portTaken(err) && !portTaken(errs[first])) {
+			first = i
 		}
 	}
-	return ms, 0, nil
+	if first < 0 {
+		return ms, 0, nil
+	}
+	for _, m := range ms {
+		if m != nil {
+			m.Close()
+		}
+	}
+	return nil, first, errs[first]
 }
 
 var prefixSeq atomic.Int64
