@@ -95,6 +95,9 @@ func mean(xs []float64) float64 {
 // launchRun is one run's; it returns the window's launches/s and the
 // scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
 // the Kubernetes ones k1, k2, … (the first named is the home cluster).
+// profSeq numbers the runs' kept profiles.
+var profSeq int
+
 func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin string) (float64, float64, error) {
 	sc := "clusters-launch/" + m.String()
 	n := m.Total()
@@ -167,11 +170,20 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		}
 		args = append(args, "--clusters-file", path)
 	}
+	if o.Profile {
+		args = append(args, "--debug-pprof", "true")
+	}
 	p, err := bench.StartScheduler(o.BinDir, schedDir, args...)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer p.Stop()
+	var cpuCap *bench.CPUCap
+	defer func() { p.Stop(); _ = cpuCap.Release() }()
+	if o.SchedCPUs > 0 {
+		if cpuCap, err = bench.CapCPU(p.PID(), o.SchedCPUs); err != nil {
+			return 0, 0, fmt.Errorf("-mc-sched-cpus %g: %w", o.SchedCPUs, err)
+		}
+	}
 	if err := awaitLeader(p); err != nil {
 		return 0, 0, err
 	}
@@ -207,9 +219,27 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		return 0, 0, err
 	}
 	ml0, k0 := mesosCPU(mls), kubeStats(ctx, kcs)
+	var runnable0, throttled0 int64
+	if cpuCap != nil {
+		runnable0, throttled0 = cpuCap.Periods()
+	}
 	bench.Logf("%s: observing %s (load average %s)", sc, o.Window, load0)
+	var prof string
+	profDone := make(chan error, 1)
+	if o.Profile {
+		profSeq++
+		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-clusters-launch-%s-%d.cpu.pprof", m.String(), profSeq))
+		go func() { profDone <- bench.FetchCPUProfile(p.Port, o.Window-time.Second, prof) }()
+	}
 	if err := bench.SleepCtx(ctx, o.Window); err != nil {
 		return 0, 0, err
+	}
+	if o.Profile {
+		if err := <-profDone; err != nil {
+			r.Note(sc + ": scheduler CPU profile: " + err.Error())
+		} else {
+			bench.ProfileTop(o.BinDir, r, sc, "scheduler", prof, "over the window ("+prof+")")
+		}
 	}
 	m1, at1, _, err := p.API.ScrapeAt()
 	if err != nil {
@@ -239,6 +269,11 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	r.Add(sc, "jobs registered; launches/s (window mean)", fmt.Sprintf("%d; %.0f over %.0f s", res.OK, rate, win), "", nil)
 	r.Add(sc, "scheduler CPU per launch; % of one core; mesos-locals' % of one core",
 		fmt.Sprintf("%s; %.0f %%; %.0f %%", perLaunch, 100*cpu/win, 100*(ml1-ml0)/win), "", nil)
+	if cpuCap != nil {
+		runnable, throttled := cpuCap.Periods()
+		r.Add(sc, "scheduler held to (CPUs); its 100 ms periods that ran out of that quota",
+			fmt.Sprintf("%g; %.0f %%", cpuCap.CPUs, 100*float64(throttled-throttled0)/float64(max(1, runnable-runnable0))), "", nil)
+	}
 	for i := range kcs {
 		a, b := k0[i], k1[i]
 		r.Add(sc, fmt.Sprintf("%s: pods created/s; API requests/s, the scheduler's / all; its processes' %% of one core (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", names[len(mls)+i]),

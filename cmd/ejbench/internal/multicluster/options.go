@@ -25,6 +25,8 @@ type Options struct {
 	RegisterBy time.Duration
 	Warmup     time.Duration
 	Window     time.Duration
+	SchedCPUs  float64 // clusters-launch: the scheduler held to this many CPUs in every run (0: not held)
+	Profile    bool    // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
 
 	MoveJobs  int           // clusters-move: jobs firing every second
 	Phase     time.Duration // clusters-move: one phase (calm, moves, calm, drain, …)
@@ -42,6 +44,8 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Period, "mc-period", 10, "clusters-launch: seconds between a job's fires, dividing 60 (10: ≈ 5,500 shard launches/s asked at 10,000 jobs, over what one scheduler sustains here)")
 	fs.DurationVar(&o.RegisterBy, "mc-register-for", 120*time.Second, "clusters-launch: bound on registration")
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
+	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
+	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU profile over each window (debug_pprof on), keep it as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.cpu.pprof and add its top to the report")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
 	fs.IntVar(&o.MoveJobs, "mc-move-jobs", 20, "clusters-move: cron jobs firing every second (one shard each)")
 	fs.DurationVar(&o.Phase, "mc-phase", 20*time.Second, "clusters-move: length of each phase (calm, moves, calm, drain)")
@@ -68,6 +72,8 @@ func (o *Options) Parse() error {
 		return fmt.Errorf("-mc-agents, -mc-jobs, -mc-move-jobs and -mc-cycles must be positive")
 	case o.Period < 1 || 60%o.Period != 0:
 		return fmt.Errorf("-mc-period %d: a number of seconds dividing 60", o.Period)
+	case o.SchedCPUs < 0:
+		return fmt.Errorf("-mc-sched-cpus %g: a number of CPUs, or 0 for none", o.SchedCPUs)
 	case o.Phase < 4*time.Second || o.MoveEvery < time.Second:
 		return fmt.Errorf("-mc-phase must be at least 4s and -mc-move-every at least 1s")
 	}
