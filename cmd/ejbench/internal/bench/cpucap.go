@@ -33,6 +33,18 @@ func CapCPU(pid int, cpus float64) (*CPUCap, error) {
 		_ = g.Remove(time.Second)
 		return nil, fmt.Errorf("cpu limit of %g: %w", cpus, err)
 	}
+	// Under the cap the process must not also be starved below it: the group's weight at the
+	// root is that of one thread, against each thread of the processes beside it, so it
+	// weighs as many threads' worth instead (a v1 shares or v2 weight of 16 CPUs); the quota
+	// alone bounds what it gets.
+	weight, file := strconv.FormatInt(cgroups.Shares(16), 10), "cpu.shares"
+	if h.Mode() == cgroups.V2 {
+		weight, file = strconv.FormatInt(cgroups.Weight(16), 10), "cpu.weight"
+	}
+	if err := os.WriteFile(filepath.Join(g.Dir(cgroups.CPU), file), []byte(weight), 0); err != nil {
+		_ = g.Remove(time.Second)
+		return nil, fmt.Errorf("cpu weight: %w", err)
+	}
 	// cgroup.procs moves the whole thread group; v1 needs it in the cpu hierarchy only.
 	procs := filepath.Join(g.Dir(cgroups.CPU), "cgroup.procs")
 	if err := os.WriteFile(procs, []byte(strconv.Itoa(pid)), 0); err != nil {

@@ -92,12 +92,12 @@ func mean(xs []float64) float64 {
 	return t / float64(len(xs))
 }
 
-// launchRun is one run's; it returns the window's launches/s and the
-// scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
-// the Kubernetes ones k1, k2, … (the first named is the home cluster).
 // profSeq numbers the runs' kept profiles.
 var profSeq int
 
+// launchRun is one run's; it returns the window's launches/s and the
+// scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
+// the Kubernetes ones k1, k2, … (the first named is the home cluster).
 func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin string) (float64, float64, error) {
 	sc := "clusters-launch/" + m.String()
 	n := m.Total()
