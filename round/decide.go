@@ -32,7 +32,7 @@ type decider struct {
 	busy            int
 	cluster         emptyCluster          // the empty cluster: every agent's total (fit.go)
 	present         map[string]bool       // the clusters with an agent in the view (clusters.go)
-	never           map[shape]*queue.Wait // the never_fits wait of each shape seen (nil: it fits)
+	never           map[shape]*queue.Wait // the never_fits wait of each size and policy seen (app and kind zero; nil: it fits)
 	// policies are, once a round, what each placement policy (a shape's clusters) may use
 	// (clusters.go): a backlog holds few policies, and entries are many.
 	policies map[string]*policyParts

@@ -92,7 +92,11 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 		return nil // no agent known: nothing to compare with
 	}
 	sh := c.shape()
-	if w, ok := d.never[sh]; ok {
+	// Whether work fits, and the words when not, depend on its size and where it may run,
+	// not its app or kind: keyed on those alone, a backlog of many apps asks far fewer times.
+	k := sh
+	k.app, k.kind = "", 0
+	if w, ok := d.never[k]; ok {
 		return w
 	}
 	if d.never == nil {
@@ -102,7 +106,7 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 	if cl, fits := d.fitsSomewhere(c); !fits {
 		w = &queue.Wait{Reason: queue.WaitTooLarge, Message: cl.neverMessage(sh)}
 	}
-	d.never[sh] = w
+	d.never[k] = w
 	return w
 }
 
