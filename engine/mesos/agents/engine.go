@@ -169,7 +169,17 @@ func (e *Engine) eachRun(ctx context.Context, taskID, what string, f func(agentI
 	ours := func(appKey string) bool { return namespace.Of(appKey) == ns }
 	lookups := func(string) []lookup { return []lookup{{"", ours}} }
 	if named {
-		lookups = func(agentID string) []lookup { return []lookup{{jobs.ExecutorID(app, agentID), ours}} }
+		lookups = func(agentID string) []lookup {
+			l := []lookup{{jobs.ExecutorID(app, agentID), ours}}
+			if shared := jobs.HTTPApp(namespace.Default); jobs.IsHTTPApp(app) && app != shared {
+				// Before each namespace had an HTTP executor of its own, every
+				// namespace's HTTP jobs ran in the default namespace's, which
+				// runs no code of a team's: their logs stay there until its
+				// sandbox is collected.
+				l = append(l, lookup{jobs.ExecutorID(shared, agentID), func(a string) bool { return a == shared }})
+			}
+			return l
+		}
 	}
 	agentIDs := []string{tid.AgentID}
 	if tid.AgentID == "" {

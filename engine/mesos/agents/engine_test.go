@@ -259,23 +259,27 @@ func TestHostileTaskLogIsReadInItsNamespaceAlone(t *testing.T) {
 	pay := jobs.TaskID{JobName: "pay~nightly", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
 	def := jobs.TaskID{JobName: "nightly", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
 	gone := jobs.TaskID{JobName: "pay~gone", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "w"}.String()
+	httpTask := jobs.TaskID{JobName: "pay~ping", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "x"}.String()
 	state := `{"frameworks":[{"id":"F","executors":[` +
 		`{"id":"elasticjob-http@-@S0","directory":"/sb/http"}],` +
 		`"completed_executors":[{"id":"etl@-@S0","directory":"/sb/def"},{"id":"pay~etl@-@S0","directory":"/sb/pay"},` +
 		`{"id":"search~x@-@S0","directory":"/sb/search"}]}]}`
 	srv := fakeMesosState(t, state, map[string]string{
-		"/sb/pay/tasks/" + pay + "/stdout":     "pay's own\n",
-		"/sb/def/tasks/" + def + "/stdout":     "default's own\n",
-		"/sb/search/tasks/" + pay + "/stdout":  "FORGED by search\n",
-		"/sb/search/tasks/" + def + "/stdout":  "FORGED by search\n",
-		"/sb/search/tasks/" + gone + "/stdout": "FORGED by search\n",
+		"/sb/pay/tasks/" + pay + "/stdout":         "pay's own\n",
+		"/sb/def/tasks/" + def + "/stdout":         "default's own\n",
+		"/sb/http/tasks/" + httpTask + "/stdout":   "pay's HTTP run before its own executor\n",
+		"/sb/search/tasks/" + pay + "/stdout":      "FORGED by search\n",
+		"/sb/search/tasks/" + def + "/stdout":      "FORGED by search\n",
+		"/sb/search/tasks/" + gone + "/stdout":     "FORGED by search\n",
+		"/sb/search/tasks/" + httpTask + "/stdout": "FORGED by search\n",
 	}, nil)
-	known := map[string]string{}
+	known := map[string]string{"pay~ping": jobs.HTTPApp("pay")}
 	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) {
 		a, ok := known[job]
 		return a, ok
 	}}
-	for _, c := range []struct{ id, want string }{{pay, "pay's own\n"}, {def, "default's own\n"}, {gone, ""}} {
+	for _, c := range []struct{ id, want string }{{pay, "pay's own\n"}, {def, "default's own\n"},
+		{httpTask, "pay's HTTP run before its own executor\n"}, {gone, ""}} {
 		got, err := e.TaskLog(t.Context(), c.id, "stdout", 0, -1)
 		if c.want == "" {
 			if !errors.Is(err, engine.ErrNotFound) {
