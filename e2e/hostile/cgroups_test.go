@@ -46,3 +46,52 @@ echo end-of-cgroups
 		t.Errorf("pay's sandbox: %v", err)
 	}
 }
+
+// execProbe is what search's task tries against its own executor (the same
+// user: its agent token would let it report as that executor) and the
+// groups above its own: one ROW line each, every one must say DENIED.
+const execProbe = `#!/bin/sh
+row() { if [ "$2" = 0 ]; then echo "ROW $1 ALLOWED $3"; else echo "ROW $1 DENIED $3"; fi; }
+try() { name=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc = 0 ] || out=; row "$name" $rc "$(echo "$out" | head -c 200 | tr '\n' ' ')"; }
+E=
+for p in $(ls /proc | grep -E '^[0-9]+$'); do [ "$(cat /proc/$p/comm 2>/dev/null)" = executor ] && E=$p; done
+[ -n "$E" ]; row executor-not-found $((1-$?)) "pid $E"
+try executor-environ grep -a MESOS_EXECUTOR_AUTHENTICATION_TOKEN /proc/$E/environ
+try executor-mem dd if=/proc/$E/mem bs=4096 count=1 skip=1024
+try executor-fds ls /proc/$E/fd
+try executor-ptrace perl -e "syscall(101, 16, $E, 0, 0) == 0 or exit 1"
+env | grep -q MESOS_EXECUTOR_AUTHENTICATION_TOKEN; row token-in-task-env $? ""
+rel=$(awk -F: '$2 == "memory" {print $3}' /proc/self/cgroup | head -1)
+d=/sys/fs/cgroup/memory$rel
+try container-procs sh -c "echo $$ > '$d/../cgroup.procs'"
+try namespace-procs sh -c "echo $$ > '$d/../../cgroup.procs'"
+try namespace-event-control sh -c "echo '3 4 1' > '$d/../../cgroup.event_control'"
+try agent-list ls "$d/../../.."
+echo end-of-exec-probe
+`
+
+// search's task tries to read its executor's agent token (environment,
+// memory, descriptors, ptrace: the executor is non-dumpable) and to
+// write the cgroup files above its task's group.
+func TestHostileTaskReachesNotItsExecutorNorGroupsAbove(t *testing.T) {
+	w := newWorld(t, 13)
+	w.attack("execprobe", "bin/probe.sh", 1, map[string]string{"bin/probe.sh": execProbe})
+	var outs []string
+	harness.Eventually(t, waitLong, pollEvery, func() bool {
+		outs = w.stdouts("execprobe", "end-of-exec-probe")
+		return len(outs) == 1
+	}, "search's probe to finish")
+	rows := 0
+	for _, l := range strings.Split(outs[0], "\n") {
+		if !strings.HasPrefix(l, "ROW ") {
+			continue
+		}
+		rows++
+		if strings.Contains(l, " ALLOWED") {
+			t.Errorf("CROSSED: %s", l)
+		}
+	}
+	if rows != 10 {
+		t.Errorf("%d rows ran, want 10:\n%s", rows, outs[0])
+	}
+}
