@@ -76,7 +76,8 @@ func ValidateName(field, name string) error {
 }
 
 // HTTPOnly is the app HTTP jobs without one run under: one executor per
-// agent shared by all of them, with no package to fetch.
+// agent and namespace (its AppName then the namespace's key of this
+// name, jobs.HTTPApp), with no package to fetch.
 func HTTPOnly() Config {
 	return Config{AppName: HTTPOnlyName, CPUCount: HTTPOnlyCPUs, MemoryMB: HTTPOnlyMemoryMB}
 }

@@ -251,6 +251,19 @@ func (g *Group) ChownFiles(uid, gid int, files ...string) error {
 	return nil
 }
 
+// Unlisted makes g's directories mode 0711 in every hierarchy: anyone may
+// still reach a group below it by its name (a tenant's executor its own
+// tasks' groups), but only the owner lists the names, which name other
+// tenants' containers, tasks and jobs.
+func (g *Group) Unlisted() error {
+	for _, d := range g.dirs() {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return fmt.Errorf("cgroups: chmod %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
 // TaskName is the name of a task's group below its container: its id when
 // short enough, else a prefix of it and a hash. The agent makes it and the
 // executor finds it by this name.

@@ -11,6 +11,7 @@ import (
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs/cron"
 	"github.com/ejcloud/elasticjob/jobs/timing"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // ExecutionType is TRANSIENT or DAEMON.
@@ -155,14 +156,27 @@ func Default() Config {
 	return Config{JobExecutionType: Transient, ShardingTotalCount: 1, CPUCount: 1, MemoryMB: 128, Props: map[string]string{}}
 }
 
-// ExecutorApp is the app whose executor runs the job: its own, or
-// app.HTTPOnlyName for an HTTP job that names none.
+// ExecutorApp is the app whose executor runs the job: its own, or, for
+// an HTTP job that names none, its namespace's HTTP executor (HTTPApp).
 func (c Config) ExecutorApp() string {
 	if c.AppName == "" {
-		return app.HTTPOnlyName
+		return HTTPApp(namespace.Of(c.JobName))
 	}
 	return c.AppName
 }
+
+// HTTPApp is the key of the app whose executor runs namespace ns's HTTP
+// jobs that name no app: app.HTTPOnlyName in the default namespace (the
+// original's executor id), "{ns}~elasticjob-http" in any other. One
+// executor serving every namespace would run as one namespace's user,
+// under that namespace's caps, with every namespace's responses in one
+// sandbox: another team's output would stop it, and every team's HTTP
+// runs with it.
+func HTTPApp(ns string) string { return namespace.Key(ns, app.HTTPOnlyName) }
+
+// IsHTTPApp reports whether key is a namespace's HTTP executor's app
+// (HTTPApp): the reserved name is refused for every namespace's own apps.
+func IsHTTPApp(key string) bool { return namespace.Name(key) == app.HTTPOnlyName }
 
 // NeedsPackage reports whether the job runs its app's package (jobType "",
 // SIMPLE or DATAFLOW), so its app must have an appURL; SCRIPT and HTTP jobs

@@ -205,6 +205,12 @@ func TestOnlyHTTPJobsMayNameNoApp(t *testing.T) {
 	if j.ExecutorApp() != app.HTTPOnlyName || j.NeedsPackage() {
 		t.Fatalf("ExecutorApp %q NeedsPackage %v", j.ExecutorApp(), j.NeedsPackage())
 	}
+	// Another namespace's (its key "pay~h") runs in that namespace's own.
+	pay := j
+	pay.JobName = "pay~h"
+	if a := pay.ExecutorApp(); a != "pay~"+app.HTTPOnlyName || !IsHTTPApp(a) || AppOf(pay, nil).AppName != a || IsHTTPApp("pay~etl") {
+		t.Fatalf("pay's HTTP job: ExecutorApp %q, AppOf %q", a, AppOf(pay, nil).AppName)
+	}
 	for _, typ := range []JobType{TypeApp, TypeScript} {
 		j.JobType, j.Props = typ, map[string]string{"script.command.line": "true"}
 		if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "appName is required") {

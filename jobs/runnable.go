@@ -46,11 +46,13 @@ func CanRun(f Facts) Runnability {
 	return Runnable
 }
 
-// AppOf returns the app a runnable job runs under: its own, or
-// app.HTTPOnly for an HTTP job that names none.
+// AppOf returns the app a runnable job runs under: its own, or, for an
+// HTTP job that names none, app.HTTPOnly as its namespace's (HTTPApp).
 func AppOf(j Config, a *app.Config) app.Config {
 	if j.AppName == "" {
-		return app.HTTPOnly()
+		h := app.HTTPOnly()
+		h.AppName = j.ExecutorApp()
+		return h
 	}
 	if a == nil {
 		return app.Config{}

@@ -3,7 +3,7 @@ package round
 import (
 	"container/heap"
 
-	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/task"
@@ -182,11 +182,11 @@ func (c *cand) shards() offers.Resources {
 }
 
 // execOwner is the namespace an app's executor is charged to: its app's
-// (docs/tenancy.md). The executor of HTTP jobs that name no app
-// (app.HTTPOnlyName) serves every namespace's and counts against none,
-// as the API's usage shows it (no namespace holds that app).
+// (docs/tenancy.md). The executor of a namespace's HTTP jobs that name no
+// app (jobs.HTTPApp) counts against none, as the API's usage shows it
+// (no namespace holds that app).
 func execOwner(appName string) (string, bool) {
-	if appName == "" || appName == app.HTTPOnlyName {
+	if appName == "" || jobs.IsHTTPApp(appName) {
 		return "", false
 	}
 	return namespace.Of(appName), true

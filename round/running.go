@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/queue"
 	"github.com/ejcloud/elasticjob/task"
@@ -85,8 +86,9 @@ func (o *occupancy) executorsByAgent() map[string][]execRun {
 			continue
 		}
 		a, ok := o.v.Jobs.App(k.App)
-		if k.App == app.HTTPOnlyName {
+		if jobs.IsHTTPApp(k.App) {
 			a, ok = app.HTTPOnly(), true
+			a.AppName = k.App
 		}
 		if ok {
 			add(k, a)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ejcloud/elasticjob/app"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // An HTTP job that names no app runs under the shared HTTP executor and is
@@ -29,6 +30,41 @@ func TestHTTPJobWithoutAppChargesOnlyTheSmallExecutor(t *testing.T) {
 		if err != nil || d.App.AppName != app.HTTPOnlyName || d.App.AppURL != "" || d.Job.AppName != "" {
 			t.Fatalf("task data %+v: %v", d, err)
 		}
+	}
+}
+
+// Each namespace's HTTP jobs that name no app run in an executor of their
+// own namespace, never one shared with another team: its sandbox, user
+// and caps are that namespace's, so another team's responses filling a
+// sandbox stop only that team's executor.
+func TestHTTPJobsWithoutAppRunInTheirNamespacesExecutor(t *testing.T) {
+	r := newRig(t)
+	for _, ns := range []string{"pay", "search"} {
+		if _, err := r.reg.Tenancy().PutNamespace(r.ctx, namespace.Record{Name: ns}); err != nil {
+			t.Fatal(err)
+		}
+		j := jobs.Default()
+		j.JobName, j.JobType, j.CPUCount, j.MemoryMB = "ping", jobs.TypeHTTP, 0.1, 16
+		j.Props = map[string]string{"http.url": "http://127.0.0.1:1/" + ns}
+		if err := r.reg.In(ns).Config().AddJob(r.ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.reload()
+	r.trigger(namespace.Key("pay", "ping"))
+	r.trigger(namespace.Key("search", "ping"))
+	r.offer("o1", 4, 1024)
+	r.sched.launcher.round(r.ctx)
+	got := map[string]string{}
+	for _, a := range r.drv.accepts {
+		for _, l := range a.launches {
+			job, _, _ := strings.Cut(l.TaskID, "@-@")
+			got[job] = l.Executor.ID
+		}
+	}
+	want := map[string]string{"pay~ping": "pay~elasticjob-http@-@agent-1", "search~ping": "search~elasticjob-http@-@agent-1"}
+	if len(got) != len(want) || got["pay~ping"] != want["pay~ping"] || got["search~ping"] != want["search~ping"] {
+		t.Fatalf("executors %v, want %v", got, want)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ejcloud/elasticjob/engine/mesos/detector"
 	"github.com/ejcloud/elasticjob/internal/safeopen"
 	"github.com/ejcloud/elasticjob/jobs"
+	"github.com/ejcloud/elasticjob/namespace"
 )
 
 // Engine is the Mesos engine (the embedded master and agent, or a real cluster) as the API
@@ -30,7 +31,7 @@ type Engine struct {
 	// (mesos_checkpoint), so that they survive a restart of the scheduler or an agent.
 	Checkpoint bool
 	// ExecutorApp names the app whose executor runs a job's tasks (ok false: the job is not
-	// known); nil: every executor of the agent is searched.
+	// known); nil, or not known: every executor of the task's namespace is searched.
 	ExecutorApp func(ctx context.Context, job string) (app string, ok bool)
 }
 
@@ -160,6 +161,26 @@ func (e *Engine) eachRun(ctx context.Context, taskID, what string, f func(agentI
 	if e.ExecutorApp != nil {
 		app, named = e.ExecutorApp(ctx, tid.JobName)
 	}
+	// Only the task's namespace's executors are searched, whether the job
+	// is known or not (deleted since its run, say): every sandbox of the
+	// agent is a team's to write, and another team could plant
+	// tasks/<this task's id>/stdout in its own, served as this task's log.
+	ns := namespace.Of(tid.JobName)
+	ours := func(appKey string) bool { return namespace.Of(appKey) == ns }
+	lookups := func(string) []lookup { return []lookup{{"", ours}} }
+	if named {
+		lookups = func(agentID string) []lookup {
+			l := []lookup{{jobs.ExecutorID(app, agentID), ours}}
+			if shared := jobs.HTTPApp(namespace.Default); jobs.IsHTTPApp(app) && app != shared {
+				// Before each namespace had an HTTP executor of its own, every
+				// namespace's HTTP jobs ran in the default namespace's, which
+				// runs no code of a team's: their logs stay there until its
+				// sandbox is collected.
+				l = append(l, lookup{jobs.ExecutorID(shared, agentID), func(a string) bool { return a == shared }})
+			}
+			return l
+		}
+	}
 	agentIDs := []string{tid.AgentID}
 	if tid.AgentID == "" {
 		all, err := e.Client.Agents(ctx)
@@ -172,13 +193,11 @@ func (e *Engine) eachRun(ctx context.Context, taskID, what string, f func(agentI
 		}
 	}
 	for _, agentID := range agentIDs {
-		prefix := ""
-		if named {
-			prefix = jobs.ExecutorID(app, agentID)
-		}
-		found, err := e.onAgent(ctx, agentID, prefix, f)
-		if found || (err != nil && tid.AgentID != "") {
-			return err
+		for _, l := range lookups(agentID) {
+			found, err := e.onAgent(ctx, agentID, l, f)
+			if found || (err != nil && tid.AgentID != "") {
+				return err
+			}
 		}
 	}
 	where := "on agent " + tid.AgentID
@@ -189,13 +208,23 @@ func (e *Engine) eachRun(ctx context.Context, taskID, what string, f func(agentI
 		engine.ErrNotFound, what, taskID, where)
 }
 
-// onAgent tries f on the executor runs of one agent (found false: not there).
-func (e *Engine) onAgent(ctx context.Context, agentID, prefix string, f func(agentID, dir string) (bool, error)) (bool, error) {
-	execs, err := e.Client.Executors(ctx, agentID, prefix)
+// lookup names the executor runs of an agent that may hold a task's directory: those whose
+// ids start with prefix, of an app keep takes.
+type lookup struct {
+	prefix string
+	keep   func(appKey string) bool
+}
+
+// onAgent tries f on the executor runs of one agent that l names (found false: not there).
+func (e *Engine) onAgent(ctx context.Context, agentID string, l lookup, f func(agentID, dir string) (bool, error)) (bool, error) {
+	execs, err := e.Client.Executors(ctx, agentID, l.prefix)
 	if err != nil {
 		return false, notFound(err)
 	}
 	for i := len(execs) - 1; i >= 0; i-- { // newest runs last
+		if app, _, err := jobs.ParseExecutorID(execs[i].ID); err != nil || !l.keep(app) {
+			continue
+		}
 		if found, err := f(agentID, execs[i].Directory); found || err != nil {
 			return true, err
 		}

@@ -28,6 +28,14 @@ func fakeMesos(t *testing.T, files map[string]string) *httptest.Server {
 // ("-rw-r--r--" for the others; a mode "prw-r--r--2" means 2 links).
 func fakeMesosModes(t *testing.T, files, modes map[string]string) *httptest.Server {
 	t.Helper()
+	return fakeMesosState(t, `{"flags":{"isolation":"posix/cpu"},"frameworks":[{"id":"F","executors":[`+
+		`{"id":"a@-@S0@-@2","directory":"/sb/a2"},{"id":"b@-@S0@-@1","directory":"/sb/b1"}],`+
+		`"completed_executors":[{"id":"a@-@S0@-@1","directory":"/sb/a1"}]}]}`, files, modes)
+}
+
+// fakeMesosState is fakeMesosModes whose agent answers state as its /state.
+func fakeMesosState(t *testing.T, state string, files, modes map[string]string) *httptest.Server {
+	t.Helper()
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := strings.TrimPrefix(srv.URL, "http://")
@@ -36,9 +44,7 @@ func fakeMesosModes(t *testing.T, files, modes map[string]string) *httptest.Serv
 			_, _ = w.Write([]byte(`{"slaves":[{"id":"S0","hostname":"h0","pid":"slave(1)@` + host + `","active":true,"resources":{"cpus":4,"mem":2048}},` +
 				`{"id":"S1","hostname":"h1","pid":"slave(1)@` + host + `","active":false,"resources":{"cpus":64,"mem":65536}}]}`))
 		case "/state":
-			_, _ = w.Write([]byte(`{"flags":{"isolation":"posix/cpu"},"frameworks":[{"id":"F","executors":[` +
-				`{"id":"a@-@S0@-@2","directory":"/sb/a2"},{"id":"b@-@S0@-@1","directory":"/sb/b1"}],` +
-				`"completed_executors":[{"id":"a@-@S0@-@1","directory":"/sb/a1"}]}]}`))
+			_, _ = w.Write([]byte(state))
 		case "/files/browse":
 			dir, ls := r.URL.Query().Get("path"), []map[string]any{}
 			for p := range files {
@@ -242,5 +248,51 @@ func TestEngineTaskLogRefusesWhatIsNotARegularFile(t *testing.T) {
 	e.Embedded = true
 	if c, err := e.TaskLog(t.Context(), id(1), "stdout", 0, 100); err != nil || c.Data != "line 1\n" {
 		t.Errorf("the embedded agent's own read: %+v, %v", c, err)
+	}
+}
+
+// Every sandbox of an agent is a team's to write. A task's log is looked for only in its
+// own namespace's executor runs: search plants tasks/<pay's task id>/stdout in its own,
+// newer sandbox, and pay's log (its job deleted since, so no app names the executor; or
+// the default namespace's job) is its own or not found, never search's.
+func TestHostileTaskLogIsReadInItsNamespaceAlone(t *testing.T) {
+	pay := jobs.TaskID{JobName: "pay~nightly", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "u"}.String()
+	def := jobs.TaskID{JobName: "nightly", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "v"}.String()
+	gone := jobs.TaskID{JobName: "pay~gone", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "w"}.String()
+	httpTask := jobs.TaskID{JobName: "pay~ping", Item: 0, Kind: jobs.KindReady, AgentID: "S0", UUID: "x"}.String()
+	state := `{"frameworks":[{"id":"F","executors":[` +
+		`{"id":"elasticjob-http@-@S0","directory":"/sb/http"}],` +
+		`"completed_executors":[{"id":"etl@-@S0","directory":"/sb/def"},{"id":"pay~etl@-@S0","directory":"/sb/pay"},` +
+		`{"id":"search~x@-@S0","directory":"/sb/search"}]}]}`
+	srv := fakeMesosState(t, state, map[string]string{
+		"/sb/pay/tasks/" + pay + "/stdout":         "pay's own\n",
+		"/sb/def/tasks/" + def + "/stdout":         "default's own\n",
+		"/sb/http/tasks/" + httpTask + "/stdout":   "pay's HTTP run before its own executor\n",
+		"/sb/search/tasks/" + pay + "/stdout":      "FORGED by search\n",
+		"/sb/search/tasks/" + def + "/stdout":      "FORGED by search\n",
+		"/sb/search/tasks/" + gone + "/stdout":     "FORGED by search\n",
+		"/sb/search/tasks/" + httpTask + "/stdout": "FORGED by search\n",
+	}, nil)
+	known := map[string]string{"pay~ping": jobs.HTTPApp("pay")}
+	e := &Engine{Client: New(srv.URL), ExecutorApp: func(_ context.Context, job string) (string, bool) {
+		a, ok := known[job]
+		return a, ok
+	}}
+	for _, c := range []struct{ id, want string }{{pay, "pay's own\n"}, {def, "default's own\n"},
+		{httpTask, "pay's HTTP run before its own executor\n"}, {gone, ""}} {
+		got, err := e.TaskLog(t.Context(), c.id, "stdout", 0, -1)
+		if c.want == "" {
+			if !errors.Is(err, engine.ErrNotFound) {
+				t.Errorf("%s: %+v, %v; want not found", c.id, got, err)
+			}
+			continue
+		}
+		if err != nil || got.Data != c.want {
+			t.Errorf("%s: %+v, %v; want %q", c.id, got, err, c.want)
+		}
+		files, err := e.TaskFiles(t.Context(), c.id, "")
+		if err != nil || len(files) != 1 || files[0].Size != int64(len(c.want)) {
+			t.Errorf("%s's files: %+v, %v; want its own stdout", c.id, files, err)
+		}
 	}
 }

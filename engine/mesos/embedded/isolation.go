@@ -123,7 +123,13 @@ func (i *isolation) reset(keep map[string]bool) error {
 	if n := i.agent.Hierarchy().Group(path.Dir(i.agent.Path())).RemoveStale(time.Now().Add(-staleAfter)); n > 0 {
 		i.log.Info("removed empty cgroups of agents gone for over an hour", "cgroups", n)
 	}
-	return i.agent.Create()
+	if err := i.agent.Create(); err != nil {
+		return err
+	}
+	// The groups' names are the tenants' (ns-NAME), their containers' and
+	// their tasks' (task-pay~nightly@-@…): /sys/fs/cgroup is every user's
+	// to read, and the API names no other namespace's job or task.
+	return i.agent.Unlisted()
 }
 
 func (i *isolation) on() bool { return i != nil && i.agent != nil }
@@ -150,6 +156,9 @@ func (i *isolation) prepare(e *executor) {
 	g, err := i.containerOf(e)
 	if err == nil {
 		err = g.Child("executor").Create()
+	}
+	if err == nil {
+		err = g.Unlisted() // its tasks' groups are named by their ids
 	}
 	if err == nil {
 		container, leaf := e.limits(i.pidsMax, i.quota)

@@ -75,6 +75,15 @@ func TestContainerLimitsFollowTasks(t *testing.T) {
 	if got := memLimitMB(g); got != 128 {
 		t.Errorf("container memory limit %d MB, want 96 rounded up to 128", got)
 	}
+	// The groups' names (tenants', containers', tasks' ids) are listed by
+	// root alone: every user reads the cgroup file system.
+	for _, grp := range []*cgroups.Group{c.iso.agent, g} {
+		for _, ctl := range grp.Hierarchy().Controllers() {
+			if st, err := os.Stat(grp.Dir(ctl)); err != nil || st.Mode().Perm() != 0o711 {
+				t.Errorf("%s: %v, %v; want mode 0711", grp.Dir(ctl), st.Mode(), err)
+			}
+		}
+	}
 	leaf := g.Child("executor")
 	if got := memLimitMB(leaf); got != 32 {
 		t.Errorf("executor memory limit %d MB, want 32", got)

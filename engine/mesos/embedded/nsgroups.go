@@ -41,6 +41,9 @@ func (i *isolation) containerOf(e *executor) (*cgroups.Group, error) {
 	if err := ns.Create(); err != nil {
 		return nil, err
 	}
+	if err := ns.Unlisted(); err != nil {
+		return nil, err
+	}
 	caps := i.capsOf(e.nsGroup)
 	if err := ns.SetLimits(cgroups.Limits{Pids: caps.PidsMax, MemoryBytes: caps.MemMB << 20}); err != nil {
 		return nil, err
