@@ -102,7 +102,11 @@ func (c runGroup) trigger(ctx context.Context, name string, o triggerOpts) error
 	var ans struct {
 		Duplicate bool `json:"duplicate"`
 	}
-	if err := c.client.sendJSON(ctx, http.MethodPost, "/api/job/trigger", body, &ans); err != nil {
+	send := c.client.sendJSON // a keyed trigger sent again runs once
+	if o.key == "" {
+		send = c.client.sendJSONOnce
+	}
+	if err := send(ctx, http.MethodPost, "/api/job/trigger", body, &ans); err != nil {
 		return err
 	}
 	if !o.wait {
