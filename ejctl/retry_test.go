@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -101,5 +103,38 @@ func TestClientRetries503PerRetryAfter(t *testing.T) {
 	c = retryClient(srv4, &waits)
 	if err := c.sendJSON(context.Background(), http.MethodPost, "/api/job/register", map[string]any{"jobName": "j"}, nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict || len(waits) != 0 {
 		t.Errorf("409: %v after waits %v, want the 409 at once", err, waits)
+	}
+}
+
+// A trigger with --wait (ejctl's own key) answered 503 though its try
+// queued the run is sent again, and the key found used is that try's: ejctl
+// follows the run rather than saying an earlier trigger used the key.
+func TestWaitedTriggerSentAgainAfter503(t *testing.T) {
+	var triggers atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/job/trigger":
+			if triggers.Add(1) == 1 { // queued, but the leader's answer was lost on the way
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"message":"the leader at http://127.0.0.1:1 did not answer (EOF); retry shortly"}`))
+				return
+			}
+			_, _ = w.Write([]byte(`{"jobName":"j","queued":false,"duplicate":true}`))
+		case strings.HasPrefix(r.URL.Path, "/api/job/trigger/"):
+			_, _ = w.Write([]byte(`{"jobName":"j","state":"SUCCEEDED","running":[],"shards":[{"shardingItem":0,"taskId":"t0","state":"TASK_FINISHED"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	_, errs, code := runWith(t, map[string]string{"EJCTL_ADDR": srv.URL}, "job", "trigger", "j", "--wait", "--poll", "5ms", "--timeout", "1m")
+	if code != 0 || triggers.Load() != 2 {
+		t.Fatalf("exit %d after %d triggers, want 0 after 2; stderr %s", code, triggers.Load(), errs)
+	}
+	has(t, "stderr", errs, "job j triggered (key ejctl-")
+	if strings.Contains(errs, "already used") {
+		t.Errorf("the retried trigger's own key said used by an earlier trigger: %s", errs)
 	}
 }

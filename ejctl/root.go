@@ -166,11 +166,11 @@ func (c *cli) rootCmd() *cobra.Command {
 	return root
 }
 
-// setup resolves the address and token and builds the client.
 // retryUnavailableFor is how long a call answered 503 (no leader at the
 // moment) is sent again: longer than an election under load takes.
 const retryUnavailableFor = 30 * time.Second
 
+// setup resolves the address and token and builds the client.
 func (c *cli) setup(cmd *cobra.Command) error {
 	if c.output != "table" && c.output != "json" {
 		return usagef("--output must be table or json, got %q", c.output)
