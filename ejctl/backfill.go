@@ -85,7 +85,7 @@ func (c runGroup) backfillStartCmd() *cobra.Command {
 				delete(in, "jobName")
 				in["workflowName"] = args[0]
 			}
-			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
+			if err := c.client.sendJSONOnce(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
 				return err
 			}
 			return c.showBackfill(v, "started")
@@ -142,7 +142,7 @@ func (c runGroup) backfillRerunCmd() *cobra.Command {
 			}
 			in := map[string]any{"jobName": old.JobName, "from": old.From, "to": old.To, "concurrency": old.Concurrency, "maxRuns": old.Progress.Total}
 			var v backfillView
-			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
+			if err := c.client.sendJSONOnce(cmd.Context(), http.MethodPost, "/api/job/backfills", in, &v); err != nil {
 				return err
 			}
 			return c.showBackfill(v, "started (re-running the failed instants of "+old.ID+")")

@@ -50,6 +50,15 @@ type Client struct {
 	// Warn is told the text of every Warning header an answer carries
 	// (the registration's "299 elasticjob …"); nil ignores them.
 	Warn func(text string)
+	// Retry503For bounds how long a call answered 503 is sent again, each
+	// time after the answer's Retry-After (1 s without one): the scheduler
+	// answers so while no leader is elected (an election, a leader that
+	// lost its term under load), and for a write whose outcome it could not
+	// learn (the leader did not answer). 0: never; nor is a call whose body
+	// cannot be read again (a streamed upload), nor one marked once.
+	Retry503For time.Duration
+	// sleep waits between tries (nil: a timer).
+	sleep func(context.Context, time.Duration) error
 }
 
 // request is one call.
@@ -61,13 +70,38 @@ type request struct {
 	contentType  string
 	header       http.Header
 	noTimeout    bool
+	// once: not sent again after a 503, whose outcome may be unknown (the
+	// leader did not answer): a second try could do the work twice (an
+	// unkeyed trigger, a new backfill or token).
+	once bool
 	// sink, when set, takes a 2xx answer's body as a stream (downloads).
 	sink func(io.Reader) error
 }
 
 // call sends a request and decodes a JSON answer into out (nil: ignore
-// it); an answer outside 2xx becomes an *APIError.
+// it); an answer outside 2xx becomes an *APIError. One answered 503 is
+// sent again after its Retry-After, for up to Retry503For.
 func (c *Client) call(ctx context.Context, r request, out any) error {
+	var waited time.Duration
+	for {
+		retryAfter, err := c.try(ctx, r, out)
+		if retryAfter < 0 || r.once || waited+retryAfter > c.Retry503For || !rewound(r.body) {
+			return err
+		}
+		sleep := c.sleep
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if sleep(ctx, retryAfter) != nil {
+			return err
+		}
+		waited += retryAfter
+	}
+}
+
+// try sends the request once: retryAfter is the wait a 503 answer asked
+// for (-1: the answer was no 503).
+func (c *Client) try(ctx context.Context, r request, out any) (retryAfter time.Duration, err error) {
 	if !r.noTimeout && c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -75,13 +109,26 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 	}
 	req, err := c.newRequest(ctx, r)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)
+		return -1, fmt.Errorf("%s %s: cannot reach the scheduler at %s: %w", r.method, r.path, c.Base, err)
 	}
 	defer resp.Body.Close()
+	retryAfter = -1
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		retryAfter = time.Second
+		if secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && secs >= 0 {
+			retryAfter = max(time.Duration(secs)*time.Second, minRetryWait)
+		}
+	}
+	return retryAfter, c.answer(r, resp, out)
+}
+
+// answer reads an answer: its warnings, then its body into out or r.sink,
+// or the *APIError of a status outside 2xx.
+func (c *Client) answer(r request, resp *http.Response, out any) error {
 	if c.Warn != nil {
 		for _, w := range resp.Header.Values("Warning") {
 			c.Warn(warningText(w))
@@ -149,6 +196,35 @@ func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, erro
 	return req, nil
 }
 
+// minRetryWait is the least wait before a 503 is sent again (a
+// Retry-After of 0 included), so that Retry503For bounds the tries too.
+const minRetryWait = 200 * time.Millisecond
+
+// rewound puts a request's body back at its start to be sent again; false
+// when it cannot be (a stream).
+func rewound(body io.Reader) bool {
+	if body == nil {
+		return true
+	}
+	s, ok := body.(io.Seeker)
+	if !ok {
+		return false
+	}
+	_, err := s.Seek(0, io.SeekStart)
+	return err == nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func apiError(r request, status int, body []byte) error {
 	var m struct {
 		Message string `json:"message"`
@@ -169,6 +245,16 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, out any) er
 }
 
 func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any) error {
+	return c.sendJSONAs(ctx, method, path, in, out, false)
+}
+
+// sendJSONOnce is sendJSON for a write that is never sent again after a
+// 503 (request.once).
+func (c *Client) sendJSONOnce(ctx context.Context, method, path string, in, out any) error {
+	return c.sendJSONAs(ctx, method, path, in, out, true)
+}
+
+func (c *Client) sendJSONAs(ctx context.Context, method, path string, in, out any, once bool) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -177,7 +263,7 @@ func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any)
 		}
 		body = bytes.NewReader(b)
 	}
-	return c.call(ctx, request{method: method, path: path, body: body, contentType: "application/json"}, out)
+	return c.call(ctx, request{method: method, path: path, body: body, contentType: "application/json", once: once}, out)
 }
 
 func (c *Client) del(ctx context.Context, path string) error {

@@ -106,7 +106,7 @@ func (c clusterGroup) clusterAddCmd() *cobra.Command {
 		Use: "add NAME PEER_URL", Short: "Add a member; then start it with an empty data directory and what this prints", Args: exactArgs("NAME", "PEER_URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var a addedMember
-			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, storeAPI+"/members", map[string]string{"name": args[0], "peerURL": args[1]}, &a); err != nil {
+			if err := c.client.sendJSONOnce(cmd.Context(), http.MethodPost, storeAPI+"/members", map[string]string{"name": args[0], "peerURL": args[1]}, &a); err != nil {
 				return err
 			}
 			if c.json() {

@@ -89,7 +89,8 @@ func (c runGroup) triggerCmd() *cobra.Command {
 }
 
 func (c runGroup) trigger(ctx context.Context, name string, o triggerOpts) error {
-	if o.wait && o.key == "" {
+	own := o.wait && o.key == ""
+	if own {
 		o.key = newKey()
 	}
 	body := map[string]any{"jobName": name}
@@ -102,9 +103,16 @@ func (c runGroup) trigger(ctx context.Context, name string, o triggerOpts) error
 	var ans struct {
 		Duplicate bool `json:"duplicate"`
 	}
-	if err := c.client.sendJSON(ctx, http.MethodPost, "/api/job/trigger", body, &ans); err != nil {
+	send := c.client.sendJSON // a keyed trigger sent again runs once
+	if o.key == "" {
+		send = c.client.sendJSONOnce
+	}
+	if err := send(ctx, http.MethodPost, "/api/job/trigger", body, &ans); err != nil {
 		return err
 	}
+	// ejctl's own key was used only by this trigger's earlier try, answered
+	// 503 though it went through: that try queued the run.
+	ans.Duplicate = ans.Duplicate && !own
 	if !o.wait {
 		if c.json() {
 			return c.printJSON(map[string]any{"jobName": name, "idempotencyKey": o.key, "queued": !ans.Duplicate, "duplicate": ans.Duplicate})

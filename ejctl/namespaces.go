@@ -425,7 +425,7 @@ func (c tenancyGroup) tokenCmd() *cobra.Command {
 				body["expiresAt"] = c.now().Add(ttl).UTC()
 			}
 			var t apiToken
-			if err := c.client.sendJSON(cmd.Context(), http.MethodPost, c.tokensPath(), body, &t); err != nil {
+			if err := c.client.sendJSONOnce(cmd.Context(), http.MethodPost, c.tokensPath(), body, &t); err != nil {
 				return err
 			}
 			if c.json() {

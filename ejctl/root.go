@@ -166,6 +166,10 @@ func (c *cli) rootCmd() *cobra.Command {
 	return root
 }
 
+// retryUnavailableFor is how long a call answered 503 (no leader at the
+// moment) is sent again: longer than an election under load takes.
+const retryUnavailableFor = 30 * time.Second
+
 // setup resolves the address and token and builds the client.
 func (c *cli) setup(cmd *cobra.Command) error {
 	if c.output != "table" && c.output != "json" {
@@ -188,7 +192,8 @@ func (c *cli) setup(cmd *cobra.Command) error {
 		hc = &http.Client{Transport: http.DefaultTransport}
 	}
 	c.client = &Client{Base: c.settings.Addr, Token: c.settings.Token, Namespace: c.settings.Namespace, HTTP: hc, Timeout: c.requestTimeout,
-		Warn: func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) }}
+		Warn:        func(text string) { fmt.Fprintln(c.env.Stderr, "ejctl: warning:", text) },
+		Retry503For: retryUnavailableFor}
 	c.tokenNamespace(cmd.Context())
 	return nil
 }

@@ -484,18 +484,19 @@ type execReads struct {
 
 // admit lets a call's body be read: 401 unless its bearer token is a live
 // executor's or an executor without a token is live, 429 past
-// maxExecReads calls of one token. done ends the read.
+// maxExecReads calls of one token. done ends the read. The token is looked
+// up by its SHA-256 in the live executors' index (host.liveTokens), one
+// map read under the cluster's lock whatever the number of executors: the
+// lookup's time depends on the hash only, which tells a caller nothing of
+// any executor's token.
 func (x *executorAPI) admit(r *http.Request) (done func(), herr *httpError) {
 	var key tokenHash
 	if tok := bearer(r); tok != "" {
 		key = sha256.Sum256([]byte(tok))
 	}
 	x.c.mu.Lock()
-	known, legacy := false, false
-	for _, e := range x.c.live {
-		known = known || key != (tokenHash{}) && e.token == key
-		legacy = legacy || e.token == (tokenHash{}) && e.recovered
-	}
+	known := key != (tokenHash{}) && x.c.liveTokens[key] > 0
+	legacy := x.c.legacyLive > 0
 	x.c.mu.Unlock()
 	switch {
 	case known:

@@ -125,9 +125,9 @@ func (c *Cluster) launchExecutor(fw *framework, a *agent, info mesos.ExecutorInf
 		done:        make(chan struct{}),
 	}
 	e.dir = c.sandboxDir(a, fw.id, e.id, e.containerID)
-	c.register(e)
 	tok, hash := newExecutorToken()
-	e.token = hash
+	e.token = hash // before register, which indexes it
+	c.register(e)
 	c.rt.launch(e, tok)
 	return e
 }
@@ -143,6 +143,7 @@ func (h *host) sandboxDir(a *agent, fwID, execID, containerID string) string {
 func (c *Cluster) register(e *executor) {
 	e.fw.executors[keyOf(e)] = e
 	c.live[e.dir] = e
+	c.countLive(e, 1)
 	e.agent.live[e] = true
 	c.charge(e.agent, e.resources)
 }
@@ -214,6 +215,7 @@ func (c *Cluster) executorEnded(e *executor, status *int32, msg string, at time.
 	e.state = execTerminated
 	e.ended = at
 	delete(c.live, e.dir)
+	c.countLive(e, -1)
 	e.exitStatus, e.exitMessage = status, msg
 	e.disconnect()
 	e.released = true

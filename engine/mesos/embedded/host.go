@@ -24,9 +24,16 @@ type host struct {
 	// cacheRoot holds the tenants' app caches (Tenancy.CacheDir as Start
 	// made it absolute; "": none), measured with their sandboxes.
 	cacheRoot string
-	live      map[string]*executor  // executors not terminated, by sandbox
-	archived  map[string][]archived // terminated runs known by sandbox only, per framework
-	gcMu      sync.Mutex            // serializes CollectGarbage
+	live      map[string]*executor // executors not terminated, by sandbox
+	// liveTokens counts the live executors by their token's hash, and
+	// legacyLive the live ones an earlier version started without a token:
+	// what the executor API asks of every call before it reads its body
+	// (exec_api.go's admit), kept by register and executorEnded beside
+	// live so that no call scans the executors.
+	liveTokens map[tokenHash]int
+	legacyLive int
+	archived   map[string][]archived // terminated runs known by sandbox only, per framework
+	gcMu       sync.Mutex            // serializes CollectGarbage
 
 	// Checkpoint and recovery (checkpoint.go, recover.go): ck is nil in
 	// simulation mode; boot is this machine's boot id.
@@ -38,7 +45,24 @@ type host struct {
 }
 
 func newHost(cfg Config, log *slog.Logger, lock *sync.Mutex) host {
-	return host{cfg: cfg, log: log, lock: lock, live: map[string]*executor{}, archived: map[string][]archived{}, cleaned: make(chan struct{}), boot: bootID()}
+	return host{cfg: cfg, log: log, lock: lock, live: map[string]*executor{}, liveTokens: map[tokenHash]int{}, archived: map[string][]archived{}, cleaned: make(chan struct{}), boot: bootID()}
+}
+
+// countLive counts executor e in (delta 1) or out of (delta -1) the live
+// executors' tokens: by its token's hash, or among those without a token
+// when an earlier version started it. An executor's token and recovered
+// mark are set before it is registered and never change.
+func (h *host) countLive(e *executor, delta int) {
+	switch {
+	case e.token != (tokenHash{}):
+		if n := h.liveTokens[e.token] + delta; n > 0 {
+			h.liveTokens[e.token] = n
+		} else {
+			delete(h.liveTokens, e.token)
+		}
+	case e.recovered:
+		h.legacyLive += delta
+	}
 }
 
 // archive keeps a terminated executor that leaves the completed list.

@@ -259,11 +259,15 @@ func TestSimConfigRefused(t *testing.T) {
 }
 
 // checkCharges compares every agent's running charge with the sum of what
-// its live executors and their unreleased tasks hold.
+// its live executors and their unreleased tasks hold, and the live
+// executors' token index with the executors.
 func checkCharges(t *testing.T, c *Cluster) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if m := tokenIndexMismatch(c); m != "" {
+		t.Errorf("executor tokens: %s", m)
+	}
 	for _, a := range c.agents {
 		var want mesos.Resources
 		for e := range a.live {

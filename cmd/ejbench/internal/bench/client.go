@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,14 +47,43 @@ func (c *Client) Do(method, path, contentType string, body []byte) (int, []byte,
 	return resp.StatusCode, b, err
 }
 
-// PostJSON posts body as JSON to path; any status but 2xx is an error.
+// StatusError is an answer outside 2xx.
+type StatusError struct {
+	Method, Path string
+	Code         int
+	Body         string
+	// RetryAfter is what the answer's Retry-After asked for (in seconds;
+	// 0: it had none, or a date).
+	RetryAfter time.Duration
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Code, e.Body)
+}
+
+// PostJSON posts body as JSON to path; any status but 2xx is an error, a
+// *StatusError.
 func (c *Client) PostJSON(path, body string) error {
-	code, b, err := c.Do(http.MethodPost, path, "application/json", []byte(body))
+	req, err := http.NewRequest(http.MethodPost, c.Base+path, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
-	if code/100 != 2 {
-		return fmt.Errorf("POST %s: %d %s", path, code, strings.TrimSpace(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		se := &StatusError{Method: http.MethodPost, Path: path, Code: resp.StatusCode, Body: strings.TrimSpace(string(b))}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			se.RetryAfter = time.Duration(secs) * time.Second
+		}
+		return se
 	}
 	return nil
 }

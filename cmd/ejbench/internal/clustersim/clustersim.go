@@ -345,7 +345,11 @@ func (s *simRun) registerAll(ctx context.Context) error {
 	rate := float64(res.OK) / res.Took.Seconds()
 	status := fmt.Sprintf("%d in %.1f s (%.0f jobs/s), %d errors", res.OK, res.Took.Seconds(), rate, res.Errors)
 	if res.Retried > 0 {
-		status += fmt.Sprintf(", %d requests sent again after a 503 (no leader for a moment)", res.Retried)
+		status += fmt.Sprintf(", %d requests sent again after a 503", res.Retried)
+	}
+	if refused := res.Refusals(); refused != "" {
+		bench.Logf("%s: registrations answered %s", s.sc, refused)
+		s.r.Note(s.sc + ": registrations answered " + refused)
 	}
 	if res.OK < o.simJobs {
 		status += fmt.Sprintf("; stopped at the %s bound", o.simRegisterFor)

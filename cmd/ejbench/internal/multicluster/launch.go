@@ -203,6 +203,10 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	if ctx.Err() != nil {
 		return 0, 0, ctx.Err()
 	}
+	if refused := res.Refusals(); refused != "" {
+		bench.Logf("%s: registrations answered %s; %d sent again after a 503", sc, refused, res.Retried)
+		r.Note(fmt.Sprintf("%s: registrations answered %s; %d sent again after a 503", sc, refused, res.Retried))
+	}
 	if res.OK == 0 {
 		return 0, 0, fmt.Errorf("no job registered: %v", res.FirstErr)
 	}
