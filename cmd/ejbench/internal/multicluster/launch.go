@@ -229,16 +229,23 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	}
 	bench.Logf("%s: observing %s (load average %s)", sc, o.Window, load0)
 	var prof string
-	profDone := make(chan error, 1)
+	profDone, blockDone := make(chan error, 1), make(chan error, 1)
 	if o.Profile {
 		profSeq++
 		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-clusters-launch-%s-%d.cpu.pprof", m.String(), profSeq))
 		go func() { profDone <- bench.FetchCPUProfile(p.Port, o.Window-time.Second, prof) }()
+		go func() { // the wall clock the goroutines spend blocked over the same span
+			block := strings.TrimSuffix(prof, ".cpu.pprof") + ".block.pprof"
+			blockDone <- bench.FetchProfile(p.Port, fmt.Sprintf("block?seconds=%d", max(1, int((o.Window-time.Second).Seconds()))), block)
+		}()
 	}
 	if err := bench.SleepCtx(ctx, o.Window); err != nil {
 		return 0, 0, err
 	}
 	if o.Profile {
+		if err := <-blockDone; err != nil {
+			r.Note(sc + ": scheduler blocking profile: " + err.Error())
+		}
 		if err := <-profDone; err != nil {
 			r.Note(sc + ": scheduler CPU profile: " + err.Error())
 		} else {

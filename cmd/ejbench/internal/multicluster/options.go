@@ -45,7 +45,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RegisterBy, "mc-register-for", 120*time.Second, "clusters-launch: bound on registration")
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
 	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
-	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU profile over each window (debug_pprof on), keep it as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.cpu.pprof and add its top to the report")
+	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU and blocking profiles over each window (debug_pprof on), keep them as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.{cpu,block}.pprof and add the CPU profile's top to the report")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
 	fs.IntVar(&o.MoveJobs, "mc-move-jobs", 20, "clusters-move: cron jobs firing every second (one shard each)")
 	fs.DurationVar(&o.Phase, "mc-phase", 20*time.Second, "clusters-move: length of each phase (calm, moves, calm, drain)")
