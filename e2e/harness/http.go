@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // NewRequest builds a request to url. The body is sent raw when it is a
@@ -80,14 +81,30 @@ func (a API) Do(method, path string, body any) (int, []byte) {
 	return code, out
 }
 
-// Must is Do that fails the test unless the answer is 2xx.
+// Must is Do that fails the test unless the answer is 2xx. A write refused
+// because no scheduler leads at the moment (a 503 written before anything
+// was: an election under way, or a leader whose term just ended) is sent
+// again after the answer's Retry-After, for up to 30 s, as a client does: a
+// loaded machine can end a test's short leadership lease while it calls.
 func (a API) Must(method, path string, body any) []byte {
 	a.T.Helper()
-	code, out := a.Do(method, path, body)
-	if code/100 != 2 {
-		a.T.Fatalf("%s %s: %d %s", method, path, code, out)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, out := a.Do(method, path, body)
+		if code/100 == 2 {
+			return out
+		}
+		if code != http.StatusServiceUnavailable || !noLeader(out) || time.Now().After(deadline) {
+			a.T.Fatalf("%s %s: %d %s", method, path, code, out)
+		}
+		time.Sleep(time.Second) // the Retry-After these answers carry
 	}
-	return out
+}
+
+// noLeader reports whether a 503's body says the write was refused for want
+// of a leader (api/forward.go's two answers), before it was carried out.
+func noLeader(body []byte) bool {
+	return bytes.Contains(body, []byte("no longer the leader")) || bytes.Contains(body, []byte("no scheduler is the leader"))
 }
 
 // Role is what the scheduler says of itself in /api/operate/cluster
