@@ -266,9 +266,14 @@ func TestEtcdReplaceMemberAndBackup(t *testing.T) {
 	if err := os.RemoveAll(victim.dataDir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leader.ejctl("cluster", "remove", victim.name, "--yes"); err != nil {
-		t.Fatal(err)
-	}
+	// The removal is a raft configuration change: on a loaded machine an election can hold
+	// it past ejctl's timeout. Sent again until done; a removal that went through before
+	// its answer was lost finds no such member.
+	var removed error
+	eventually(t, waitLong, func() bool {
+		_, removed = leader.ejctl("cluster", "remove", victim.name, "--yes")
+		return removed == nil || strings.Contains(removed.Error(), "no such member")
+	}, "ejctl cluster remove %s (last: %v)", victim.name, lazy(func() any { return removed }))
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", victim.member.peer)
 	var added string
 	// etcd refuses an add until the remaining members have been connected
