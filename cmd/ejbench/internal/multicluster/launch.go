@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // RunLaunch is clusters-launch: for each run's clusters (a Mix), that
@@ -36,49 +37,97 @@ func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report)
 		defer release()
 		kwokBin = bin
 	}
-	rates, costs := map[Mix][]float64{}, map[Mix][]float64{} // launches/s, scheduler CPU seconds per launch
+	sides := []side{{"", o.BinDir}}
+	if o.Before != "" {
+		sides = []side{{"before", o.Before}, {"after", o.BinDir}}
+	}
+	rates, costs := map[runKey][]float64{}, map[runKey][]float64{} // launches/s, scheduler CPU seconds per launch
 	var firstErr error
 	for _, m := range o.Counts {
-		if ctx.Err() != nil {
-			break
-		}
-		rate, cost, err := launchRun(ctx, o, r, m, kwokBin)
-		if err != nil {
-			bench.Logf("!!! clusters-launch/%s: %v", m, err)
-			r.Note(fmt.Sprintf("clusters-launch with clusters %s could not complete: %v", m, bench.FirstLine(err.Error())))
-			if firstErr == nil {
-				firstErr = err
+		for _, sd := range sides {
+			if ctx.Err() != nil {
+				break
 			}
-			continue
-		}
-		rates[m] = append(rates[m], rate)
-		if cost > 0 {
-			costs[m] = append(costs[m], cost)
+			k := runKey{sd.name, m}
+			rate, cost, err := launchRun(ctx, o, r, k, sd.bin, kwokBin)
+			if err != nil {
+				bench.Logf("!!! %s: %v", k, err)
+				r.Note(fmt.Sprintf("%s could not complete: %v", k, bench.FirstLine(err.Error())))
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			rates[k] = append(rates[k], rate)
+			if cost > 0 {
+				costs[k] = append(costs[k], cost)
+			}
 		}
 	}
 	base := Mix{Mesos: 1}
 	if !slices.Contains(o.Counts, base) {
 		base = o.Counts[0]
 	}
-	if one := mean(rates[base]); one > 0 {
-		done := map[Mix]bool{base: true}
-		for _, m := range o.Counts {
-			if done[m] || len(rates[m]) == 0 {
-				continue
-			}
-			done[m] = true
-			ratio := mean(rates[m]) / one
-			r.Add("clusters-launch", fmt.Sprintf("launches/s with clusters %s × with %s (means of %d and %d runs)", m, base, len(rates[m]), len(rates[base])),
-				fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[m]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
-			if c1, cn := mean(costs[base]), mean(costs[m]); c1 > 0 && cn > 0 {
-				// the scheduler's own CPU per launch: what the rate would be
-				// with the cores to itself, less bent by a shared machine
-				r.Add("clusters-launch", fmt.Sprintf("scheduler CPU per launch with clusters %s × with %s", m, base),
-					fmt.Sprintf("%.2f × (%s against %s)", cn/c1, bench.Ms(cn), bench.Ms(c1)), "≤ 1.10 ×", bench.Le(cn/c1, 1.1))
-			}
+	for _, sd := range sides {
+		compare(r, sd.name, rates, costs, o.Counts, base)
+	}
+	if o.Before == "" {
+		return firstErr
+	}
+	done := map[Mix]bool{}
+	for _, m := range o.Counts {
+		b, a := runKey{"before", m}, runKey{"after", m}
+		if done[m] || len(rates[b]) == 0 || len(rates[a]) == 0 {
+			continue
 		}
+		done[m] = true
+		r.Add("clusters-launch", fmt.Sprintf("launches/s with clusters %s, after × before (means of %d and %d runs)", m, len(rates[a]), len(rates[b])),
+			fmt.Sprintf("%.2f × (%.0f against %.0f)", mean(rates[a])/mean(rates[b]), mean(rates[a]), mean(rates[b])), "", nil)
 	}
 	return firstErr
+}
+
+// side is the scheduler a run starts: -bin's (name "", or "after" beside -mc-before's).
+type side struct{ name, bin string }
+
+// runKey is a run's side and clusters.
+type runKey struct {
+	side string
+	m    Mix
+}
+
+// String is the run's scenario name: clusters-launch/[side/]mix.
+func (k runKey) String() string {
+	if k.side == "" {
+		return "clusters-launch/" + k.m.String()
+	}
+	return "clusters-launch/" + k.side + "/" + k.m.String()
+}
+
+// compare adds each mix's means on one side against base's on that side.
+func compare(r *bench.Report, sideName string, rates, costs map[runKey][]float64, counts []Mix, base Mix) {
+	one := mean(rates[runKey{sideName, base}])
+	if one == 0 {
+		return
+	}
+	sc := strings.TrimSuffix("clusters-launch/"+sideName, "/")
+	done := map[Mix]bool{base: true}
+	for _, m := range counts {
+		k := runKey{sideName, m}
+		if done[m] || len(rates[k]) == 0 {
+			continue
+		}
+		done[m] = true
+		ratio := mean(rates[k]) / one
+		r.Add(sc, fmt.Sprintf("launches/s with clusters %s × with %s (means of %d and %d runs)", m, base, len(rates[k]), len(rates[runKey{sideName, base}])),
+			fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[k]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
+		if c1, cn := mean(costs[runKey{sideName, base}]), mean(costs[k]); c1 > 0 && cn > 0 {
+			// the scheduler's own CPU per launch: what the rate would be
+			// with the cores to itself, less bent by a shared machine
+			r.Add(sc, fmt.Sprintf("scheduler CPU per launch with clusters %s × with %s", m, base),
+				fmt.Sprintf("%.2f × (%s against %s)", cn/c1, bench.Ms(cn), bench.Ms(c1)), "≤ 1.10 ×", bench.Le(cn/c1, 1.1))
+		}
+	}
 }
 
 func mean(xs []float64) float64 {
@@ -98,8 +147,8 @@ var profSeq int
 // launchRun is one run's; it returns the window's launches/s and the
 // scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
 // the Kubernetes ones k1, k2, … (the first named is the home cluster).
-func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin string) (float64, float64, error) {
-	sc := "clusters-launch/" + m.String()
+func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, kwokBin string) (float64, float64, error) {
+	sc, m := k.String(), k.m
 	n := m.Total()
 	per := o.Agents / n
 	dir, cleanup, err := bench.TempDir(o.Env, "clusters-"+m.String())
@@ -173,7 +222,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	if o.Profile {
 		args = append(args, "--debug-pprof", "true")
 	}
-	p, err := bench.StartScheduler(o.BinDir, schedDir, args...)
+	p, err := bench.StartScheduler(bin, schedDir, args...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -232,7 +281,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	profDone, blockDone := make(chan error, 1), make(chan error, 1)
 	if o.Profile {
 		profSeq++
-		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-clusters-launch-%s-%d.cpu.pprof", m.String(), profSeq))
+		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-%s-%d.cpu.pprof", strings.ReplaceAll(sc, "/", "-"), profSeq))
 		go func() { profDone <- bench.FetchCPUProfile(p.Port, o.Window-time.Second, prof) }()
 		go func() { // the wall clock the goroutines spend blocked over the same span
 			block := strings.TrimSuffix(prof, ".cpu.pprof") + ".block.pprof"
@@ -249,7 +298,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		if err := <-profDone; err != nil {
 			r.Note(sc + ": scheduler CPU profile: " + err.Error())
 		} else {
-			bench.ProfileTop(o.BinDir, r, sc, "scheduler", prof, "over the window ("+prof+")")
+			bench.ProfileTop(bin, r, sc, "scheduler", prof, "over the window ("+prof+")")
 		}
 	}
 	m1, at1, _, err := p.API.ScrapeAt()
@@ -298,6 +347,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	if len(spread) > 0 {
 		r.Add(sc, "running tasks per cluster at the window's end", strings.Join(spread, ", "), "", nil)
 	}
+	roundStats(r, sc, m0, m1, win)
 	r.Add(sc, "fire lateness p99 (instant → ready entry); ready queue at end (jobs)",
 		fmt.Sprintf("%s; %.0f", bench.Ms(l99), m1.Sum("elasticjob_ready_queue_jobs")), "", nil)
 	r.Add(sc, "load average at the window's start; end", load0+"; "+bench.Loadavg(), "", nil)
@@ -305,6 +355,43 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		return rate, 0, nil
 	}
 	return rate, cpu / launched, nil
+}
+
+// roundStats reports the window's launch rounds (elasticjob_launch_round_*) and the
+// scheduler's garbage collection, from the scrapes at its start (a) and end (b).
+func roundStats(r *bench.Report, sc string, a, b promtext.Set, win float64) {
+	const tasks = "elasticjob_launch_round_tasks"
+	var n, t float64
+	var by []string
+	for c := 0; c <= 8; c++ {
+		l := fmt.Sprintf(`clusters="%d"`, c)
+		h := b.Histogram(tasks, l).Minus(a.Histogram(tasks, l))
+		if h.Count == 0 {
+			continue
+		}
+		n, t = n+h.Count, t+h.Sum
+		by = append(by, fmt.Sprintf("%d: %.1f/s of %.0f", c, h.Count/win, h.Sum/h.Count))
+	}
+	if n == 0 {
+		return
+	}
+	r.Add(sc, "launch rounds/s; tasks per round; by the clusters a round could place on (rounds/s of tasks per round)",
+		fmt.Sprintf("%.1f; %.0f; %s", n/win, t/n, strings.Join(by, ", ")), "", nil)
+	var phases []string
+	var loop float64
+	for _, ph := range []string{"view", "decide", "commit", "accept", "other"} {
+		l := fmt.Sprintf(`phase="%s"`, ph)
+		h := b.Histogram("elasticjob_launch_round_seconds", l).Minus(a.Histogram("elasticjob_launch_round_seconds", l))
+		loop += h.Sum
+		phases = append(phases, fmt.Sprintf("%s %s", ph, bench.Ms(h.Sum/max(1, h.Count))))
+	}
+	r.Add(sc, "a round's phases on the loop (means); rounds' share of the window",
+		fmt.Sprintf("%s; %.0f %%", strings.Join(phases, ", "), 100*loop/win), "", nil)
+	gcs := b.Sum("go_gc_duration_seconds_count") - a.Sum("go_gc_duration_seconds_count")
+	pause := b.Sum("go_gc_duration_seconds_sum") - a.Sum("go_gc_duration_seconds_sum")
+	alloc := b.Sum("go_memstats_alloc_bytes_total") - a.Sum("go_memstats_alloc_bytes_total")
+	r.Add(sc, "running tasks in the last round's view; GC cycles/s; GC pauses' share; allocated MB/s",
+		fmt.Sprintf("%.0f; %.1f; %.2f %%; %.0f", b.Sum("elasticjob_launch_round_running_tasks"), gcs/win, 100*pause/win, alloc/win/1e6), "", nil)
 }
 
 // launchApps is how many apps the jobs are spread over (one executor per
