@@ -75,6 +75,7 @@ var (
 	_ observe.Daemons       = (*Metrics)(nil)
 	_ observe.ClusterOffers = (*Metrics)(nil)
 	_ observe.Rounds        = (*Metrics)(nil)
+	_ observe.StatusBatches = (*Metrics)(nil)
 )
 
 // fine buckets from 0.1 ms to 10 s, for latency targets in milliseconds.
@@ -115,7 +116,7 @@ func New() *Metrics {
 	m.rounds = newRoundMetrics()
 	m.reg.MustRegister(m.deadlines.missed, m.deadlines.errRatio, m.deadlines.errAbs)
 	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
-		m.stageHist, streaks{m}, m.waiting, m.launches, m.rounds.tasks, m.rounds.phases, m.rounds.running,
+		m.stageHist, streaks{m}, m.waiting, m.launches, m.rounds.tasks, m.rounds.phases, m.rounds.running, m.rounds.batchUpdates, m.rounds.batchSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -14,7 +15,9 @@ type roundMetrics struct {
 	tasks   *prometheus.HistogramVec
 	phases  *prometheus.HistogramVec
 	running prometheus.Gauge
-	byPhase [5]prometheus.Observer // view, decide, commit, accept, other
+	// the status updates' batches: updates in each, and its time on the loop
+	batchUpdates, batchSeconds prometheus.Histogram
+	byPhase                    [5]prometheus.Observer // view, decide, commit, accept, other
 }
 
 // roundTaskBuckets span a round of one task to the store's bound of a round (8,192).
@@ -31,6 +34,12 @@ func newRoundMetrics() *roundMetrics {
 			Buckets: latencyBuckets}, []string{"phase"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "elasticjob_launch_round_running_tasks",
 			Help: "Tasks running in the last launch round's view (launches whose ACCEPT is in flight included)."}),
+		batchUpdates: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "elasticjob_status_batch_updates",
+			Help:    "Status updates the loop handled and committed together, per batch (its count is the batches, each one commit and one sync of the history).",
+			Buckets: roundTaskBuckets}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "elasticjob_status_batch_seconds",
+			Help:    "A batch of status updates' time on the loop: handled, the history synced, committed.",
+			Buckets: latencyBuckets}),
 	}
 	for i, p := range []string{"view", "decide", "commit", "accept", "other"} {
 		r.byPhase[i] = r.phases.WithLabelValues(p)
@@ -45,4 +54,10 @@ func (m *Metrics) Round(r observe.Round) {
 		m.rounds.byPhase[i].Observe(d)
 	}
 	m.rounds.running.Set(float64(r.Running))
+}
+
+// StatusBatch observes one batch of status updates (observe.StatusBatches).
+func (m *Metrics) StatusBatch(updates int, took time.Duration) {
+	m.rounds.batchUpdates.Observe(float64(updates))
+	m.rounds.batchSeconds.Observe(took.Seconds())
 }

@@ -79,6 +79,13 @@ type Rounds interface {
 	Round(r Round)
 }
 
+// StatusBatches is implemented by gauges that follow how the loop commits status updates
+// (called on the loop once per batch: the updates a turn took, handled and committed
+// together).
+type StatusBatches interface {
+	StatusBatch(updates int, took time.Duration)
+}
+
 // Round is what one launch round did and where its time on the loop went (wall clock).
 type Round struct {
 	// Clusters is how many clusters the round could place on: those with offers in its

@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // maxBatch bounds the status updates committed together (a ZooKeeper
@@ -259,6 +261,10 @@ func (s *Scheduler) flushUpdates(ctx context.Context) {
 }
 
 func (s *Scheduler) handleChain(ctx context.Context, updates []pendingUpdate) {
+	if g, ok := s.deps.Gauges.(observe.StatusBatches); ok {
+		began := time.Now() // wall clock, for the metric only
+		defer func() { g.StatusBatch(len(updates), time.Since(began)) }()
+	}
 	b, cut, flush := s.deps.Registry.ChainedBatch()
 	handled := make([]bool, len(updates))
 	for i, u := range updates {

@@ -387,6 +387,12 @@ func roundStats(r *bench.Report, sc string, a, b promtext.Set, win float64) {
 	}
 	r.Add(sc, "a round's phases on the loop (means); rounds' share of the window",
 		fmt.Sprintf("%s; %.0f %%", strings.Join(phases, ", "), 100*loop/win), "", nil)
+	bu := b.Histogram("elasticjob_status_batch_updates").Minus(a.Histogram("elasticjob_status_batch_updates"))
+	bs := b.Histogram("elasticjob_status_batch_seconds").Minus(a.Histogram("elasticjob_status_batch_seconds"))
+	if bu.Count > 0 {
+		r.Add(sc, "status update batches/s; updates per batch; a batch's time on the loop (mean); batches' share of the window",
+			fmt.Sprintf("%.1f; %.0f; %s; %.0f %%", bu.Count/win, bu.Sum/bu.Count, bench.Ms(bs.Sum/max(1, bs.Count)), 100*bs.Sum/win), "", nil)
+	}
 	gcs := b.Sum("go_gc_duration_seconds_count") - a.Sum("go_gc_duration_seconds_count")
 	pause := b.Sum("go_gc_duration_seconds_sum") - a.Sum("go_gc_duration_seconds_sum")
 	alloc := b.Sum("go_memstats_alloc_bytes_total") - a.Sum("go_memstats_alloc_bytes_total")
