@@ -39,3 +39,15 @@ func TestRoundsByClustersAndPhase(t *testing.T) {
 		t.Errorf("running in the last round's view: %g, want 700", g.GetGauge().GetValue())
 	}
 }
+
+// TestStatusBatches: each batch counts once, its updates summed and its time observed.
+func TestStatusBatches(t *testing.T) {
+	m := New()
+	m.StatusBatch(184, ms(68))
+	m.StatusBatch(16, ms(20))
+	u := series(t, m, "elasticjob_status_batch_updates", "").GetHistogram()
+	s := series(t, m, "elasticjob_status_batch_seconds", "").GetHistogram()
+	if u.GetSampleCount() != 2 || u.GetSampleSum() != 200 || s.GetSampleCount() != 2 || int(s.GetSampleSum()*1000+0.5) != 88 {
+		t.Fatalf("batches %d of %g updates, %g s; want 2 of 200, 0.088 s", u.GetSampleCount(), u.GetSampleSum(), s.GetSampleSum())
+	}
+}
