@@ -65,6 +65,8 @@ type Metrics struct {
 	clusterMu sync.Mutex
 	home      string                 // the home cluster: where an agent id naming none is
 	connected func() map[string]bool // ObserveConnections
+
+	rounds *roundMetrics // the launch rounds (rounds.go)
 }
 
 var (
@@ -72,6 +74,8 @@ var (
 	_ observe.Gauges        = (*Metrics)(nil)
 	_ observe.Daemons       = (*Metrics)(nil)
 	_ observe.ClusterOffers = (*Metrics)(nil)
+	_ observe.Rounds        = (*Metrics)(nil)
+	_ observe.StatusBatches = (*Metrics)(nil)
 )
 
 // fine buckets from 0.1 ms to 10 s, for latency targets in milliseconds.
@@ -109,9 +113,10 @@ func New() *Metrics {
 	m.stages = newStageObservers(m.stageHist)
 	m.nsLateness, m.nsSeries = newNamespaceLateness(), nsusage.New()
 	m.deadlines = newDeadlines()
+	m.rounds = newRoundMetrics()
 	m.reg.MustRegister(m.deadlines.missed, m.deadlines.errRatio, m.deadlines.errAbs)
 	m.reg.MustRegister(jobSeries{m}, m.readyDepth, m.offers, m.lateness, m.nsLateness, m.toAccept, m.leader, m.terms, m.cacheLag,
-		m.stageHist, streaks{m}, m.waiting, m.launches,
+		m.stageHist, streaks{m}, m.waiting, m.launches, m.rounds.tasks, m.rounds.phases, m.rounds.running, m.rounds.batchUpdates, m.rounds.batchSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

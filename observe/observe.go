@@ -73,6 +73,33 @@ type ClusterOffers interface {
 	OffersHeld(cpus, memMB map[string]float64)
 }
 
+// Rounds is implemented by gauges that follow the launch rounds (called once per
+// round, on the loop, after the round is carried out).
+type Rounds interface {
+	Round(r Round)
+}
+
+// StatusBatches is implemented by gauges that follow how the loop commits status updates
+// (called on the loop once per batch: the updates a turn took, handled and committed
+// together).
+type StatusBatches interface {
+	StatusBatch(updates int, took time.Duration)
+}
+
+// Round is what one launch round did and where its time on the loop went (wall clock).
+type Round struct {
+	// Clusters is how many clusters the round could place on: those with offers in its
+	// view (a cluster whose ACCEPTs are in flight has none there); 0: no offer.
+	Clusters int
+	Tasks    int // tasks it launched (committed and sent to the engine)
+	Running  int // tasks running in its view (launches in flight included)
+	// View reads the queues, the running tasks and the capacities; Decide is
+	// round.Begin; Commit records the launches in the registry; Accept is what the
+	// loop waited for ACCEPTs (0 for those sent off the loop); Other is the rest
+	// (the wait reasons, declines, the removal of stale entries).
+	View, Decide, Commit, Accept, Other time.Duration
+}
+
 // Waiting is implemented by gauges that count waiting work by reason
 // (called at most once per launch round).
 type Waiting interface {

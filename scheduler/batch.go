@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
+	"github.com/ejcloud/elasticjob/observe"
 )
 
 // maxBatch bounds the status updates committed together (a ZooKeeper
@@ -104,7 +106,13 @@ func (s *Scheduler) backlogged() bool {
 // updates maxBatch at a time, each through a store/txn batch that reads its
 // predecessors' writes, then one commit for the batch, then the
 // acknowledgements; the updates queued before another event are committed
-// before that event is handled. If a commit fails (leadership lost, the
+// before that event is handled. An offer event (new offers, a rescind) is
+// held at once and commits nothing: an offer is independent of the updates
+// before it (offersAhead), and the launch round that uses it comes after the
+// turn's updates all the same. Flushing before it split a turn's batch at
+// every OFFERS event (a simulated Mesos cluster sends one each time tasks'
+// ends free an agent no offer is outstanding on), and each batch pays a
+// commit and a sync of the history. If a commit fails (leadership lost, the
 // store unreachable, a concurrent write) nothing of the batch is
 // acknowledged: Mesos resends the updates, and the running mirror is
 // reloaded. Updates whose Mesos client has stopped are dropped (Mesos
@@ -116,7 +124,9 @@ func (s *Scheduler) handleUpdates(ctx context.Context) {
 	in := s.takeInbox()
 	for _, it := range in {
 		if it.f != nil {
-			s.flushUpdates(ctx)
+			if !it.offer {
+				s.flushUpdates(ctx)
+			}
 			it.f(ctx)
 			continue
 		}
@@ -259,6 +269,10 @@ func (s *Scheduler) flushUpdates(ctx context.Context) {
 }
 
 func (s *Scheduler) handleChain(ctx context.Context, updates []pendingUpdate) {
+	if g, ok := s.deps.Gauges.(observe.StatusBatches); ok {
+		began := time.Now() // wall clock, for the metric only
+		defer func() { g.StatusBatch(len(updates), time.Since(began)) }()
+	}
 	b, cut, flush := s.deps.Registry.ChainedBatch()
 	handled := make([]bool, len(updates))
 	for i, u := range updates {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ejcloud/elasticjob/engine"
 	"github.com/ejcloud/elasticjob/jobs"
@@ -276,5 +277,41 @@ func TestUpdatesThatWriteNothingAreAcknowledged(t *testing.T) {
 		if acked != n || refused != 0 {
 			t.Fatalf("%d updates writing nothing: %d acknowledged, %d not", n, acked, refused)
 		}
+	}
+}
+
+// batchSizes records the status batches' sizes (observe.StatusBatches).
+type batchSizes struct {
+	nopGauges
+	sizes []int
+}
+
+func (b *batchSizes) StatusBatch(updates int, _ time.Duration) { b.sizes = append(b.sizes, updates) }
+
+// TestOffersCutNoStatusBatch: offer events between status updates are held in the same
+// turn without committing the updates before them, so the turn's updates are one batch
+// (one commit, one sync of the history); another event still commits those before it.
+func TestOffersCutNoStatusBatch(t *testing.T) {
+	r := newRig(t)
+	g := &batchSizes{}
+	r.rebuild(func(d *Deps) { d.Gauges = g })
+	queue := func(n int) {
+		for range n {
+			r.sched.UpdateAsync(r.ctx, engine.Status{TaskID: "not-ours", State: "TASK_RUNNING"}, func(bool) {})
+		}
+	}
+	queue(10)
+	r.sched.Offers(r.ctx, []engine.Offer{{ID: "o1", AgentID: "a1", CPUs: 1, MemMB: 128}})
+	queue(10)
+	r.sched.Rescinded(r.ctx, "o0")
+	queue(5)
+	r.sched.fromStream(r.ctx, func(context.Context) {})
+	queue(3)
+	r.sched.handleUpdates(r.ctx)
+	if !slices.Equal(g.sizes, []int{25, 3}) {
+		t.Fatalf("status batches %v, want [25 3]: offers cut none, another event cuts one", g.sizes)
+	}
+	if _, ok := r.sched.st.offers["o1"]; !ok {
+		t.Fatal("the offer was not held")
 	}
 }

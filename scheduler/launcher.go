@@ -75,6 +75,9 @@ type launcher struct {
 	post      func(ctx context.Context, f func(ctx context.Context))
 	flights   sync.WaitGroup
 	lateWaits map[string]queue.Wait
+	// spent is where the current round's time on the loop went past its decision
+	// (launch: commit, accept), for observe.Rounds.
+	spent struct{ commit, accept time.Duration }
 }
 
 // roundClusters are the clusters for the round, each with its engine's bound on a round's
@@ -114,6 +117,7 @@ func (l *launcher) round(ctx context.Context) {
 		o.OffersHeld(cpus, mem)
 	}
 	p, rest := round.Begin(v)
+	decided := time.Now()
 	if !l.st.launched.Load() && len(p.Launches) > 0 && v.Connected {
 		// The term's first launching round: where its time goes (takeover
 		// timelines, docs/cluster.md). Wall clock, for the log only.
@@ -124,6 +128,7 @@ func (l *launcher) round(ctx context.Context) {
 	if !l.st.launched.Load() {
 		defer func() { l.start.round(time.Since(began)) }()
 	}
+	l.spent.commit, l.spent.accept = 0, 0
 	l.apply(ctx, v, &p, rest)
 	for key, w := range l.lateWaits {
 		if _, ok := p.Waiting[key]; ok {
@@ -133,6 +138,27 @@ func (l *launcher) round(ctx context.Context) {
 	clear(l.lateWaits)
 	l.waits.record(ctx, p.Waiting, queuedSince(v))
 	l.scratch = p.Waiting // the recorder keeps none of it: the next round reuses it
+	if r, ok := l.gauges.(observe.Rounds); ok {
+		r.Round(roundSpent(v, len(p.Launches), began, viewed, decided, time.Now(), l.spent.commit, l.spent.accept))
+	}
+}
+
+// roundSpent is a round as observe.Rounds hears it: what it could place on and where its
+// time went (its view read from began to viewed, decided by decided, done by done).
+func roundSpent(v round.View, tasks int, began, viewed, decided, done time.Time, commit, accept time.Duration) observe.Round {
+	r := observe.Round{Tasks: tasks, View: viewed.Sub(began), Decide: decided.Sub(viewed), Commit: commit, Accept: accept}
+	r.Other = max(0, done.Sub(decided)-commit-accept)
+	seen := map[string]bool{}
+	for _, o := range v.Offers {
+		if !seen[o.Cluster] {
+			seen[o.Cluster] = true
+			r.Clusters++
+		}
+	}
+	for _, shards := range v.Running {
+		r.Running += len(shards)
+	}
+	return r
 }
 
 // queuedSince is, for the wait key of an entry of v's queues, since when
@@ -492,11 +518,13 @@ func (l *launcher) launch(ctx context.Context, v round.View, p round.Plan, refus
 	b := l.build(ctx, p, now)
 	buildTook := time.Since(built)
 	var err error
+	committing := time.Now()
 	if n := l.opts.commitTasks(); !p.Chunked && n > 0 && len(b.order) > n {
 		b, err = l.commitChain(ctx, b, now, n) // what it committed, whole executions
 	} else {
 		err = l.commit(ctx, p, b, now)
 	}
+	l.spent.commit = time.Since(committing)
 	if err != nil {
 		// Nothing launched: the entries still wait as they did, and their
 		// reasons stay recorded (the next round words them again).
@@ -626,7 +654,9 @@ func (l *launcher) accept(ctx context.Context, b *built, decline []string, refus
 	for _, lb := range later {
 		l.acceptLater(ctx, lb, byTask, taken)
 	}
+	sending := time.Now()
 	sent, errs := l.sendAccepts(ctx, now, extra)
+	l.spent.accept = time.Since(sending)
 	l.answered(ctx, now, sent, errs, byTask, taken, waiting)
 	if len(decline) > 0 {
 		l.declined(decline, declineErr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/bench"
+	"github.com/ejcloud/elasticjob/cmd/ejbench/internal/promtext"
 )
 
 // RunLaunch is clusters-launch: for each run's clusters (a Mix), that
@@ -36,49 +37,104 @@ func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report)
 		defer release()
 		kwokBin = bin
 	}
-	rates, costs := map[Mix][]float64{}, map[Mix][]float64{} // launches/s, scheduler CPU seconds per launch
+	sides := []side{{"", o.BinDir}}
+	if o.Before != "" {
+		sides = []side{{"before", o.Before}, {"after", o.BinDir}}
+	}
+	// launches/s, scheduler CPU seconds per launch, tasks ended/s
+	rates, costs, ends := map[runKey][]float64{}, map[runKey][]float64{}, map[runKey][]float64{}
 	var firstErr error
 	for _, m := range o.Counts {
-		if ctx.Err() != nil {
-			break
-		}
-		rate, cost, err := launchRun(ctx, o, r, m, kwokBin)
-		if err != nil {
-			bench.Logf("!!! clusters-launch/%s: %v", m, err)
-			r.Note(fmt.Sprintf("clusters-launch with clusters %s could not complete: %v", m, bench.FirstLine(err.Error())))
-			if firstErr == nil {
-				firstErr = err
+		for _, sd := range sides {
+			if ctx.Err() != nil {
+				break
 			}
-			continue
-		}
-		rates[m] = append(rates[m], rate)
-		if cost > 0 {
-			costs[m] = append(costs[m], cost)
+			k := runKey{sd.name, m}
+			res, err := launchRun(ctx, o, r, k, sd.bin, kwokBin)
+			if err != nil {
+				bench.Logf("!!! %s: %v", k, err)
+				r.Note(fmt.Sprintf("%s could not complete: %v", k, bench.FirstLine(err.Error())))
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			rates[k], ends[k] = append(rates[k], res.rate), append(ends[k], res.ended)
+			if res.cost > 0 {
+				costs[k] = append(costs[k], res.cost)
+			}
 		}
 	}
 	base := Mix{Mesos: 1}
 	if !slices.Contains(o.Counts, base) {
 		base = o.Counts[0]
 	}
-	if one := mean(rates[base]); one > 0 {
-		done := map[Mix]bool{base: true}
-		for _, m := range o.Counts {
-			if done[m] || len(rates[m]) == 0 {
-				continue
-			}
-			done[m] = true
-			ratio := mean(rates[m]) / one
-			r.Add("clusters-launch", fmt.Sprintf("launches/s with clusters %s × with %s (means of %d and %d runs)", m, base, len(rates[m]), len(rates[base])),
-				fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[m]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
-			if c1, cn := mean(costs[base]), mean(costs[m]); c1 > 0 && cn > 0 {
-				// the scheduler's own CPU per launch: what the rate would be
-				// with the cores to itself, less bent by a shared machine
-				r.Add("clusters-launch", fmt.Sprintf("scheduler CPU per launch with clusters %s × with %s", m, base),
-					fmt.Sprintf("%.2f × (%s against %s)", cn/c1, bench.Ms(cn), bench.Ms(c1)), "≤ 1.10 ×", bench.Le(cn/c1, 1.1))
-			}
+	for _, sd := range sides {
+		compare(r, sd.name, rates, costs, ends, o.Counts, base)
+	}
+	if o.Before == "" {
+		return firstErr
+	}
+	done := map[Mix]bool{}
+	for _, m := range o.Counts {
+		b, a := runKey{"before", m}, runKey{"after", m}
+		if done[m] || len(rates[b]) == 0 || len(rates[a]) == 0 {
+			continue
 		}
+		done[m] = true
+		r.Add("clusters-launch", fmt.Sprintf("launches/s with clusters %s, after × before (means of %d and %d runs)", m, len(rates[a]), len(rates[b])),
+			fmt.Sprintf("%.2f × (%.0f against %.0f)", mean(rates[a])/mean(rates[b]), mean(rates[a]), mean(rates[b])), "", nil)
+		r.Add("clusters-launch", fmt.Sprintf("tasks ended/s with clusters %s, after × before", m),
+			fmt.Sprintf("%.2f × (%.0f against %.0f)", mean(ends[a])/mean(ends[b]), mean(ends[a]), mean(ends[b])), "", nil)
 	}
 	return firstErr
+}
+
+// side is the scheduler a run starts: -bin's (name "", or "after" beside -mc-before's).
+type side struct{ name, bin string }
+
+// runKey is a run's side and clusters.
+type runKey struct {
+	side string
+	m    Mix
+}
+
+// String is the run's scenario name: clusters-launch/[side/]mix.
+func (k runKey) String() string {
+	if k.side == "" {
+		return "clusters-launch/" + k.m.String()
+	}
+	return "clusters-launch/" + k.side + "/" + k.m.String()
+}
+
+// compare adds each mix's means on one side against base's on that side.
+func compare(r *bench.Report, sideName string, rates, costs, ends map[runKey][]float64, counts []Mix, base Mix) {
+	one := mean(rates[runKey{sideName, base}])
+	if one == 0 {
+		return
+	}
+	sc := strings.TrimSuffix("clusters-launch/"+sideName, "/")
+	done := map[Mix]bool{base: true}
+	for _, m := range counts {
+		k := runKey{sideName, m}
+		if done[m] || len(rates[k]) == 0 {
+			continue
+		}
+		done[m] = true
+		ratio := mean(rates[k]) / one
+		r.Add(sc, fmt.Sprintf("launches/s with clusters %s × with %s (means of %d and %d runs)", m, base, len(rates[k]), len(rates[runKey{sideName, base}])),
+			fmt.Sprintf("%.2f × (%.0f against %.0f)", ratio, mean(rates[k]), one), "≥ 0.90 × (a second cluster costs ≤ 10 %)", bench.Ge(ratio, 0.9))
+		if e1, en := mean(ends[runKey{sideName, base}]), mean(ends[k]); e1 > 0 {
+			r.Add(sc, fmt.Sprintf("tasks ended/s with clusters %s × with %s (the same rate without the rounds' step)", m, base),
+				fmt.Sprintf("%.2f × (%.0f against %.0f)", en/e1, en, e1), "≥ 0.90 ×", bench.Ge(en/e1, 0.9))
+		}
+		if c1, cn := mean(costs[runKey{sideName, base}]), mean(costs[k]); c1 > 0 && cn > 0 {
+			// the scheduler's own CPU per launch: what the rate would be
+			// with the cores to itself, less bent by a shared machine
+			r.Add(sc, fmt.Sprintf("scheduler CPU per launch with clusters %s × with %s", m, base),
+				fmt.Sprintf("%.2f × (%s against %s)", cn/c1, bench.Ms(cn), bench.Ms(c1)), "≤ 1.10 ×", bench.Le(cn/c1, 1.1))
+		}
+	}
 }
 
 func mean(xs []float64) float64 {
@@ -95,16 +151,22 @@ func mean(xs []float64) float64 {
 // profSeq numbers the runs' kept profiles.
 var profSeq int
 
-// launchRun is one run's; it returns the window's launches/s and the
-// scheduler's CPU seconds per launch. The Mesos clusters are m1, m2, …,
+// runResult is a run's figures: launches/s, the scheduler's CPU seconds per launch, and
+// tasks ended/s. Launches come in rounds (at this overload, a round of thousands of tasks
+// every several seconds), so a window's launches/s moves by a round's share of it with
+// where the window falls; the ends, handled a batch at a time several times a second,
+// follow the same rate over a window without that step.
+type runResult struct{ rate, cost, ended float64 }
+
+// launchRun is one run's. The Mesos clusters are m1, m2, …,
 // the Kubernetes ones k1, k2, … (the first named is the home cluster).
-func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin string) (float64, float64, error) {
-	sc := "clusters-launch/" + m.String()
+func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, kwokBin string) (runResult, error) {
+	sc, m := k.String(), k.m
 	n := m.Total()
 	per := o.Agents / n
 	dir, cleanup, err := bench.TempDir(o.Env, "clusters-"+m.String())
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	defer cleanup()
 	var mls []*bench.MesosLocal
@@ -124,12 +186,12 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		name := fmt.Sprintf("m%d", i+1)
 		d := filepath.Join(dir, name)
 		if err := os.MkdirAll(d, 0o750); err != nil {
-			return 0, 0, err
+			return runResult{}, err
 		}
 		ml, err := bench.StartMesosLocal(o.BinDir, d, "--sim-agents", fmt.Sprint(per), "--sim-agent-cpus", "8",
 			"--sim-agent-mem-mb", "32768", "--sim-task-duration", "2s-5s")
 		if err != nil {
-			return 0, 0, err
+			return runResult{}, err
 		}
 		mls = append(mls, ml)
 		names = append(names, name)
@@ -139,11 +201,11 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		name := fmt.Sprintf("k%d", i+1)
 		d := filepath.Join(dir, name)
 		if err := os.MkdirAll(d, 0o750); err != nil {
-			return 0, 0, err
+			return runResult{}, err
 		}
 		k, err := startKube(ctx, d, kwokBin, name, per)
 		if err != nil {
-			return 0, 0, fmt.Errorf("Kubernetes cluster %s: %w", name, err)
+			return runResult{}, fmt.Errorf("Kubernetes cluster %s: %w", name, err)
 		}
 		kcs = append(kcs, k)
 		names = append(names, name)
@@ -151,7 +213,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	}
 	schedDir := filepath.Join(dir, "sched")
 	if err := os.MkdirAll(schedDir, 0o750); err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	args := []string{"--allow-file-app-urls=true"}
 	if len(kcs) > 0 {
@@ -166,34 +228,34 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	default:
 		path := filepath.Join(dir, "clusters.yaml")
 		if err := os.WriteFile(path, []byte(list.String()), 0o600); err != nil {
-			return 0, 0, err
+			return runResult{}, err
 		}
 		args = append(args, "--clusters-file", path)
 	}
 	if o.Profile {
 		args = append(args, "--debug-pprof", "true")
 	}
-	p, err := bench.StartScheduler(o.BinDir, schedDir, args...)
+	p, err := bench.StartScheduler(bin, schedDir, args...)
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	var cpuCap *bench.CPUCap
 	defer func() { p.Stop(); _ = cpuCap.Release() }()
 	if o.SchedCPUs > 0 {
 		if cpuCap, err = bench.CapCPU(p.PID(), o.SchedCPUs); err != nil {
-			return 0, 0, fmt.Errorf("-mc-sched-cpus %g: %w", o.SchedCPUs, err)
+			return runResult{}, fmt.Errorf("-mc-sched-cpus %g: %w", o.SchedCPUs, err)
 		}
 	}
 	if err := awaitLeader(p); err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	if err := awaitClusters(ctx, p, n, per); err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	for a := range launchApps {
 		body := fmt.Sprintf(`{"appName":"mc_app_%d","appURL":"file:///bin/true","bootstrapScript":"true","cpuCount":0.1,"memoryMB":64,"appCacheEnable":true}`, a)
 		if err := p.API.PostJSON("/api/app", body); err != nil {
-			return 0, 0, err
+			return runResult{}, err
 		}
 	}
 	bench.Logf("%s: %d Mesos and %d Kubernetes clusters of %d simulated agents each, registering %d jobs (fires every %d s)", sc, m.Mesos, m.Kube, per, o.Jobs, o.Period)
@@ -201,26 +263,26 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	res := bench.RegisterJobs(rctx, p.API, o.Jobs, o.Workers, func(i int) string { return launchJob(i, o.Period) })
 	cancel()
 	if ctx.Err() != nil {
-		return 0, 0, ctx.Err()
+		return runResult{}, ctx.Err()
 	}
 	if refused := res.Refusals(); refused != "" {
 		bench.Logf("%s: registrations answered %s; %d sent again after a 503", sc, refused, res.Retried)
 		r.Note(fmt.Sprintf("%s: registrations answered %s; %d sent again after a 503", sc, refused, res.Retried))
 	}
 	if res.OK == 0 {
-		return 0, 0, fmt.Errorf("no job registered: %v", res.FirstErr)
+		return runResult{}, fmt.Errorf("no job registered: %v", res.FirstErr)
 	}
 	if err := bench.SleepCtx(ctx, o.Warmup); err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	load0 := bench.Loadavg()
 	m0, at0, _, err := p.API.ScrapeAt()
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	s0, err := bench.ReadProc(p.PID())
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	ml0, k0 := mesosCPU(mls), kubeStats(ctx, kcs)
 	var runnable0, throttled0 int64
@@ -232,7 +294,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	profDone, blockDone := make(chan error, 1), make(chan error, 1)
 	if o.Profile {
 		profSeq++
-		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-clusters-launch-%s-%d.cpu.pprof", m.String(), profSeq))
+		prof = filepath.Join(os.TempDir(), fmt.Sprintf("ej-bench-%s-%d.cpu.pprof", strings.ReplaceAll(sc, "/", "-"), profSeq))
 		go func() { profDone <- bench.FetchCPUProfile(p.Port, o.Window-time.Second, prof) }()
 		go func() { // the wall clock the goroutines spend blocked over the same span
 			block := strings.TrimSuffix(prof, ".cpu.pprof") + ".block.pprof"
@@ -240,7 +302,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		}()
 	}
 	if err := bench.SleepCtx(ctx, o.Window); err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	if o.Profile {
 		if err := <-blockDone; err != nil {
@@ -249,16 +311,16 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 		if err := <-profDone; err != nil {
 			r.Note(sc + ": scheduler CPU profile: " + err.Error())
 		} else {
-			bench.ProfileTop(o.BinDir, r, sc, "scheduler", prof, "over the window ("+prof+")")
+			bench.ProfileTop(bin, r, sc, "scheduler", prof, "over the window ("+prof+")")
 		}
 	}
 	m1, at1, _, err := p.API.ScrapeAt()
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	s1, err := bench.ReadProc(p.PID())
 	if err != nil {
-		return 0, 0, err
+		return runResult{}, err
 	}
 	ml1, k1 := mesosCPU(mls), kubeStats(ctx, kcs)
 	win := at1.Sub(at0).Seconds()
@@ -298,13 +360,58 @@ func launchRun(ctx context.Context, o options, r *bench.Report, m Mix, kwokBin s
 	if len(spread) > 0 {
 		r.Add(sc, "running tasks per cluster at the window's end", strings.Join(spread, ", "), "", nil)
 	}
+	roundStats(r, sc, m0, m1, win)
 	r.Add(sc, "fire lateness p99 (instant → ready entry); ready queue at end (jobs)",
 		fmt.Sprintf("%s; %.0f", bench.Ms(l99), m1.Sum("elasticjob_ready_queue_jobs")), "", nil)
 	r.Add(sc, "load average at the window's start; end", load0+"; "+bench.Loadavg(), "", nil)
-	if launched == 0 {
-		return rate, 0, nil
+	out := runResult{rate: rate, ended: ended / win}
+	if launched > 0 {
+		out.cost = cpu / launched
 	}
-	return rate, cpu / launched, nil
+	return out, nil
+}
+
+// roundStats reports the window's launch rounds (elasticjob_launch_round_*) and the
+// scheduler's garbage collection, from the scrapes at its start (a) and end (b).
+func roundStats(r *bench.Report, sc string, a, b promtext.Set, win float64) {
+	const tasks = "elasticjob_launch_round_tasks"
+	var n, t float64
+	var by []string
+	for c := 0; c <= 8; c++ {
+		l := fmt.Sprintf(`clusters="%d"`, c)
+		h := b.Histogram(tasks, l).Minus(a.Histogram(tasks, l))
+		if h.Count == 0 {
+			continue
+		}
+		n, t = n+h.Count, t+h.Sum
+		by = append(by, fmt.Sprintf("%d: %.1f/s of %.0f", c, h.Count/win, h.Sum/h.Count))
+	}
+	if n == 0 {
+		return
+	}
+	r.Add(sc, "launch rounds/s; tasks per round; by the clusters a round could place on (rounds/s of tasks per round)",
+		fmt.Sprintf("%.1f; %.0f; %s", n/win, t/n, strings.Join(by, ", ")), "", nil)
+	var phases []string
+	var loop float64
+	for _, ph := range []string{"view", "decide", "commit", "accept", "other"} {
+		l := fmt.Sprintf(`phase="%s"`, ph)
+		h := b.Histogram("elasticjob_launch_round_seconds", l).Minus(a.Histogram("elasticjob_launch_round_seconds", l))
+		loop += h.Sum
+		phases = append(phases, fmt.Sprintf("%s %s", ph, bench.Ms(h.Sum/max(1, h.Count))))
+	}
+	r.Add(sc, "a round's phases on the loop (means); rounds' share of the window",
+		fmt.Sprintf("%s; %.0f %%", strings.Join(phases, ", "), 100*loop/win), "", nil)
+	bu := b.Histogram("elasticjob_status_batch_updates").Minus(a.Histogram("elasticjob_status_batch_updates"))
+	bs := b.Histogram("elasticjob_status_batch_seconds").Minus(a.Histogram("elasticjob_status_batch_seconds"))
+	if bu.Count > 0 {
+		r.Add(sc, "status update batches/s; updates per batch; a batch's time on the loop (mean); batches' share of the window",
+			fmt.Sprintf("%.1f; %.0f; %s; %.0f %%", bu.Count/win, bu.Sum/bu.Count, bench.Ms(bs.Sum/max(1, bs.Count)), 100*bs.Sum/win), "", nil)
+	}
+	gcs := b.Sum("go_gc_duration_seconds_count") - a.Sum("go_gc_duration_seconds_count")
+	pause := b.Sum("go_gc_duration_seconds_sum") - a.Sum("go_gc_duration_seconds_sum")
+	alloc := b.Sum("go_memstats_alloc_bytes_total") - a.Sum("go_memstats_alloc_bytes_total")
+	r.Add(sc, "running tasks in the last round's view; GC cycles/s; GC pauses' share; allocated MB/s",
+		fmt.Sprintf("%.0f; %.1f; %.2f %%; %.0f", b.Sum("elasticjob_launch_round_running_tasks"), gcs/win, 100*pause/win, alloc/win/1e6), "", nil)
 }
 
 // launchApps is how many apps the jobs are spread over (one executor per

@@ -27,6 +27,7 @@ type Options struct {
 	Window     time.Duration
 	SchedCPUs  float64 // clusters-launch: the scheduler held to this many CPUs in every run (0: not held)
 	Profile    bool    // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
+	Before     string  // clusters-launch: a bin dir of the code before, its scheduler run alternately with -bin's
 
 	MoveJobs  int           // clusters-move: jobs firing every second
 	Phase     time.Duration // clusters-move: one phase (calm, moves, calm, drain, …)
@@ -46,6 +47,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
 	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
 	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU and blocking profiles over each window (debug_pprof on), keep them as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.{cpu,block}.pprof and add the CPU profile's top to the report")
+	fs.StringVar(&o.Before, "mc-before", "", "clusters-launch: a bin directory built from the code before (e.g. git archive <commit> | tar -x -C /tmp/before && make -C /tmp/before build, then /tmp/before/bin): each run of -mc-clusters is run with its scheduler and then with -bin's (the simulated clusters are -bin's in both), each compared with its own 1 and the two with each other")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
 	fs.IntVar(&o.MoveJobs, "mc-move-jobs", 20, "clusters-move: cron jobs firing every second (one shard each)")
 	fs.DurationVar(&o.Phase, "mc-phase", 20*time.Second, "clusters-move: length of each phase (calm, moves, calm, drain)")
