@@ -52,6 +52,8 @@ func statusErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case http.StatusConflict:
 		return fmt.Errorf("%w: %w", ErrConflict, err)
+	case http.StatusServiceUnavailable:
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -81,5 +82,25 @@ func TestReplicatedStoreAbsent(t *testing.T) {
 	e.wantError(r, http.StatusNotFound, "not replicated")
 	if !strings.Contains(r.message(t), "registry=etcd") {
 		t.Errorf("message %q does not say how to replicate", r.message(t))
+	}
+}
+
+// unfinishedRemoval is a replicated store whose member removal was not
+// applied within its bound.
+type unfinishedRemoval struct{ api.ReplicatedStore }
+
+func (unfinishedRemoval) RemoveMember(context.Context, string) error {
+	return fmt.Errorf("etcd cluster: remove m2: %w: not applied within 20s", etcd.ErrChangeUnfinished)
+}
+
+// TestReplicatedStoreRemovalUnfinished: a removal the store did not apply
+// within its bound is a 503 with Retry-After that says to retry, not a 500.
+func TestReplicatedStoreRemovalUnfinished(t *testing.T) {
+	e := newEnv(t, withCreds(testCreds), func(o *api.Options, _ *api.Credentials) { o.Operate.Replicated = unfinishedRemoval{} })
+	e.user, e.pass = "root", "s3cret"
+	r := e.request(http.MethodDelete, "/api/operate/store/members/m2", "")
+	e.wantError(r, http.StatusServiceUnavailable, "did not finish; retry")
+	if r.Header.Get("Retry-After") == "" {
+		t.Errorf("a 503 without Retry-After")
 	}
 }

@@ -87,6 +87,29 @@ func sendThroughGate(t *testing.T, a *batchAgent) *Executor {
 	return e
 }
 
+// waitLocked waits until cond, called with e.mu held, holds: the agent
+// records a request before it answers, so the send loop marks the
+// request's updates accepted only after the test has seen the request.
+// Each change calls notify, and no run loop reads e.wake in these tests,
+// so the test waits on it.
+func waitLocked(t *testing.T, e *Executor, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(failsafe)
+	for {
+		e.mu.Lock()
+		ok := cond()
+		e.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-e.wake:
+		case <-deadline:
+			t.Fatal(what)
+		}
+	}
+}
+
 func (a *batchAgent) next(t *testing.T) string {
 	t.Helper()
 	select {
@@ -110,6 +133,7 @@ func TestQueuedCallsGoInOneRequest(t *testing.T) {
 	if got := a.next(t); got != "t2:TASK_RUNNING msg:x t1:TASK_FINISHED" {
 		t.Fatalf("second request %q, want the three queued calls in order", got)
 	}
+	waitLocked(t, e, "the batch's updates were not accepted", e.allAcceptedLocked)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.unacked) != 3 || !e.allAcceptedLocked() {
@@ -170,6 +194,9 @@ func TestBatchNotDeliveredStaysUnacknowledged(t *testing.T) {
 	if got := a.next(t); got != "t5:TASK_RUNNING" {
 		t.Fatalf("then %q: the undelivered batch was resent", got)
 	}
+	waitLocked(t, e, "t5's update was not accepted", func() bool {
+		return e.accepted[string(e.unacked[len(e.unacked)-1].Status.UUID)]
+	})
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.unacked) != 4 { // the message is not acknowledged: dropped, as Mesos does

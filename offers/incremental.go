@@ -44,15 +44,18 @@ func (x *Matcher) app(name string) int32 {
 
 // PlaceIn is Place on the offers of the clusters named only (Offer.Cluster).
 func (x *Matcher) PlaceIn(reqs []Request, clusters ...string) (ok bool, reason Reason, detail string) {
-	only := make(map[string]bool, len(clusters))
-	for _, c := range clusters {
-		only[c] = true
+	m := x.m
+	if m.clusters == nil { // the agents with offers stay the same for the matcher's life
+		m.clusters = map[string]bool{}
+		for _, a := range m.agents {
+			m.clusters[a.cluster] = true
+		}
 	}
-	x.m.only = only
-	defer func() { x.m.only = nil }()
-	if !slices.ContainsFunc(x.m.agents, func(a agentState) bool { return only[a.cluster] }) {
+	if !slices.ContainsFunc(clusters, func(c string) bool { return m.clusters[c] }) {
 		return false, ReasonNoOffers, "no offers of " + clusterWords(clusters) + " in this round"
 	}
+	m.only = clusters
+	defer func() { m.only = nil }()
 	return x.Place(reqs)
 }
 

@@ -75,8 +75,11 @@ type matcher struct {
 	apps     []appState
 	global   index // every offer
 	unplaced []Unplaced
-	// only, when not nil, are the clusters a placement may use (Matcher.PlaceIn).
-	only map[string]bool
+	// only, when not nil, are the clusters a placement may use (Matcher.PlaceIn): a
+	// placement names one or a few, so a slice, not a set to build each time.
+	only []string
+	// clusters are those of the agents with offers (Matcher.PlaceIn), once asked.
+	clusters map[string]bool
 }
 
 func newMatcher(in Input) *matcher {
@@ -340,7 +343,7 @@ func (m *matcher) allowed() func(off int32) bool {
 	if m.only == nil {
 		return nil
 	}
-	return func(off int32) bool { return m.only[m.agents[m.offers[off].agent].cluster] }
+	return func(off int32) bool { return slices.Contains(m.only, m.agents[m.offers[off].agent].cluster) }
 }
 
 // diagnose says which resource kept r from fitting in the current state.

@@ -104,7 +104,7 @@ type shape struct {
 	kind       offers.Kind
 	n          int
 	task, exec offers.Resources
-	clusters   string // where it may run (policyKey; "": anywhere, one engine)
+	clusters   policyID // where it may run (policyKey; noPolicy: anywhere, one engine)
 }
 
 func shapeOf(job jobs.Config, a app.Config, kind offers.Kind, n int) shape {

@@ -46,17 +46,33 @@ type policy struct {
 	full int
 }
 
+// policyID names a placement policy within a round: the index of its key (policyKey) in
+// the round's keys. Shapes carry it, not the key: the maps keyed by shape (the never_fits
+// memo, the failed shapes) hash and compare a number where a backlog naming clusters has
+// many shapes.
+type policyID int32
+
+// noPolicy is the shapes' policy with no cluster in the view: anywhere, one engine.
+const noPolicy policyID = 0
+
 // policyKey is what decides an entry's policy, in its shape (entries of one shape place
-// alike): the clusters named and whether it spreads; "" with no cluster in the view.
-func (d *decider) policyKey(job string, named []string, spread bool) string {
+// alike): the clusters named and whether it spreads, as the id of its key; noPolicy with
+// no cluster in the view.
+func (d *decider) policyKey(job string, named []string, spread bool) policyID {
 	if len(d.v.Clusters) == 0 {
-		return ""
+		return noPolicy
 	}
-	if len(named) == 0 {
+	if len(named) == 0 && len(d.v.NamespaceClusters) > 0 {
 		named = d.v.NamespaceClusters[namespace.Of(job)]
 	}
-	// Built in a reused buffer and interned: every entry of a backlog asks, and a round
-	// holds few distinct keys.
+	// Every entry of a backlog asks, and a round holds few distinct policies: the first
+	// ones met are compared as they are named, cheaper than building the key and hashing
+	// it; past them the key is built in a reused buffer and looked up.
+	for id := 1; id < len(d.named); id++ {
+		if pn := &d.named[id]; pn.spread == spread && slices.Equal(pn.clusters, named) {
+			return policyID(id)
+		}
+	}
 	b := append(d.keyBuf[:0], "clusters="...)
 	for i, n := range named {
 		if i > 0 {
@@ -68,22 +84,40 @@ func (d *decider) policyKey(job string, named []string, spread bool) string {
 		b = append(b, "+spread"...)
 	}
 	d.keyBuf = b
-	if k, ok := d.keys[string(b)]; ok {
-		return k
+	if id, ok := d.keys[string(b)]; ok {
+		return id
+	}
+	if d.keys == nil {
+		d.keys, d.keyOf, d.named = map[string]policyID{}, []string{""}, make([]policyNamed, 1, maxNamed)
 	}
 	k := string(b)
-	if d.keys == nil {
-		d.keys = map[string]string{}
+	id := policyID(len(d.keyOf))
+	d.keys[k], d.keyOf = id, append(d.keyOf, k)
+	if len(d.named) < maxNamed {
+		d.named = append(d.named, policyNamed{clusters: slices.Clone(named), spread: spread})
 	}
-	d.keys[k] = k
-	return k
+	return id
 }
+
+// policyNamed is a policy as entries name it (policyKey): its clusters and whether it
+// spreads.
+type policyNamed struct {
+	clusters []string
+	spread   bool
+}
+
+// maxNamed bounds the policies policyKey compares as they are named (the first met; the
+// first entry of d.named is noPolicy's, unused): past a few, comparing each costs more
+// than a key's hash.
+const maxNamed = 9
 
 // policyOf reads c's policy from its shape's key and the clusters' state.
 func (d *decider) policyOf(c *cand) policy { return d.partsOf(c).p }
 
 // policyParts is one placement policy's part of the round: the policy, the agents it may
-// use (usable) and those split by cluster in its order of preference (parts).
+// use (usable) and those split by cluster in its order of preference (parts). They are
+// the round's empty cluster, or parts of it (byCluster), or, for some of several
+// clusters, a copy of those: read, never written.
 type policyParts struct {
 	p      policy
 	usable emptyCluster
@@ -92,22 +126,42 @@ type policyParts struct {
 
 // partsOf is c's policy's parts, worked out once a round per policy.
 func (d *decider) partsOf(c *cand) *policyParts {
-	key := c.sh.clusters
-	if pp, ok := d.policies[key]; ok {
-		return pp
+	id := c.sh.clusters
+	if int(id) < len(d.policies) && d.policies[id] != nil {
+		return d.policies[id]
 	}
-	pp := &policyParts{p: d.newPolicy(key)}
-	pp.usable = make(emptyCluster, 0, len(d.cluster))
-	for _, a := range d.cluster {
-		if slices.Contains(pp.p.use, a.Cluster) {
-			pp.usable = append(pp.usable, a)
+	pp := &policyParts{p: d.newPolicy(d.keyOf[id])}
+	if d.byCluster == nil {
+		d.byCluster = d.cluster.split()
+	}
+	pp.parts = make([]emptyCluster, len(pp.p.use))
+	n := 0 // the agents of the clusters it may use
+	for i, cl := range pp.p.use {
+		if slices.Index(pp.p.use, cl) == i { // a cluster named twice has its agents in its first part
+			pp.parts[i] = d.byCluster[cl]
+			n += len(pp.parts[i])
 		}
 	}
-	pp.parts = pp.usable.byCluster(pp.p.use)
-	if d.policies == nil {
-		d.policies = map[string]*policyParts{}
+	switch {
+	case len(pp.parts) == 1:
+		pp.usable = pp.parts[0]
+	case n == len(d.cluster): // every agent's cluster
+		pp.usable = d.cluster
+	default:
+		pp.usable = make(emptyCluster, 0, n)
+		for _, a := range d.cluster {
+			if slices.Contains(pp.p.use, a.Cluster) {
+				pp.usable = append(pp.usable, a)
+			}
+		}
 	}
-	d.policies[key] = pp
+	if pp.usable == nil {
+		pp.usable = d.cluster[:0]
+	}
+	if int(id) >= len(d.policies) {
+		d.policies = append(d.policies, make([]*policyParts, int(id)+1-len(d.policies))...)
+	}
+	d.policies[id] = pp
 	return pp
 }
 
@@ -157,7 +211,7 @@ func (d *decider) onClusters() {
 		}
 		if bound := d.v.Clusters[i].MaxTasks; bound > 0 && d.onCluster[cl] >= bound {
 			d.full[cl] = true
-			d.policies = nil // worked out again without it
+			clear(d.policies) // worked out again without it
 			d.plan.More = true
 		}
 	}
@@ -178,7 +232,7 @@ func parsePolicy(key string) (named []string, spread bool) {
 // clusterWait is the wait of an entry none of whose clusters takes work now (nil: one
 // does, or the view has no cluster).
 func (d *decider) clusterWait(c *cand) *queue.Wait {
-	if c.sh.clusters == "" {
+	if c.sh.clusters == noPolicy {
 		return nil
 	}
 	p := d.policyOf(c)
@@ -196,7 +250,7 @@ func (d *decider) clusterWait(c *cand) *queue.Wait {
 // placeOn places c on its clusters: on the first of them where it fits whole, or, when
 // it may spread, over all of them. Not placed, the detail names each cluster tried.
 func (d *decider) placeOn(c *cand) (ok bool, reason offers.Reason, detail string) {
-	if c.sh.clusters == "" {
+	if c.sh.clusters == noPolicy {
 		return d.m.Place(c.requests())
 	}
 	p := d.policyOf(c)
@@ -389,19 +443,28 @@ func (s *spaces) targets(c *cand) (use []string, spread bool) {
 // usable is the part of the empty cluster c may use (all of it with no cluster in the
 // view), so that never_fits and the reservation look only where c could run.
 func (d *decider) usable(c *cand) emptyCluster {
-	if c.sh.clusters == "" {
+	if c.sh.clusters == noPolicy {
 		return d.cluster
 	}
 	return d.partsOf(c).usable
 }
 
-// byCluster splits an empty cluster by cluster, in the order of names.
-func (cl emptyCluster) byCluster(names []string) []emptyCluster {
-	out := make([]emptyCluster, len(names))
+// split is the empty cluster split by cluster, each part in cl's order, in one array.
+func (cl emptyCluster) split() map[string]emptyCluster {
+	count := map[string]int{}
 	for _, a := range cl {
-		if i := slices.Index(names, a.Cluster); i >= 0 {
-			out[i] = append(out[i], a)
+		count[a.Cluster]++
+	}
+	all := make(emptyCluster, len(cl))
+	out := make(map[string]emptyCluster, len(count))
+	at := 0
+	for _, a := range cl { // each cluster's part where its first agent comes
+		if _, ok := out[a.Cluster]; !ok {
+			n := count[a.Cluster]
+			out[a.Cluster] = all[at : at : at+n]
+			at += n
 		}
+		out[a.Cluster] = append(out[a.Cluster], a)
 	}
 	return out
 }

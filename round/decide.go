@@ -30,16 +30,21 @@ type decider struct {
 	// (busyCands), the rest's too once it is finished (rest.go).
 	pendingFailover map[string]bool
 	busy            int
-	cluster         emptyCluster          // the empty cluster: every agent's total (fit.go)
-	present         map[string]bool       // the clusters with an agent in the view (clusters.go)
-	never           map[shape]*queue.Wait // the never_fits wait of each size and policy seen (app and kind zero; nil: it fits)
-	// policies are, once a round, what each placement policy (a shape's clusters) may use
-	// (clusters.go): a backlog holds few policies, and entries are many.
-	policies map[string]*policyParts
-	keys     map[string]string // the policy keys met, interned (policyKey)
+	cluster         emptyCluster             // the empty cluster: every agent's total (fit.go)
+	present         map[string]bool          // the clusters with an agent in the view (clusters.go)
+	never           map[neverKey]*queue.Wait // the never_fits wait of each size and policy seen (nil: it fits)
+	// policies are, once a round, what each placement policy (a shape's clusters) may use,
+	// by policyID (clusters.go): a backlog holds few policies, and entries are many.
+	policies []*policyParts
+	keys     map[string]policyID // the ids of the policy keys met (policyKey)
+	keyOf    []string            // the policy keys by id ("" first: noPolicy)
+	named    []policyNamed       // the first policies by id, as named (policyKey)
 	keyBuf   []byte
-	occ      occupancy // what the running work holds where (running.go, holders.go)
-	ns       spaces    // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
+	// byCluster is the empty cluster split by cluster once a round, each part in its
+	// order (clusters.go): the policies' parts share them.
+	byCluster map[string]emptyCluster
+	occ       occupancy // what the running work holds where (running.go, holders.go)
+	ns        spaces    // the namespaces (capacity.go, order.go, limits.go, lending.go, preempt.go)
 	// offs are the resources the round matches on: the offers held, or,
 	// with none held (estimated), what the agents have free by the
 	// running tasks' count, to say why work waits but launch nothing.
@@ -109,7 +114,7 @@ func (d *decider) place() {
 	d.m = offers.NewMatcher(d.offs, v.Executors)
 	d.failed = map[shape]queue.Wait{}
 	d.ns.policyOf = func(c *cand) policy {
-		if c.sh.clusters == "" {
+		if c.sh.clusters == noPolicy {
 			return policy{}
 		}
 		return d.policyOf(c)
@@ -152,7 +157,7 @@ func (d *decider) consider(c *cand) {
 		d.plan.Waiting[c.key] = w
 		return
 	}
-	if c.sh.clusters != "" {
+	if c.sh.clusters != noPolicy {
 		if w, ok := d.ns.gateClusters(c, d.policyOf(c).use); !ok {
 			if !w.Until.IsZero() { // lent capacity a fire needs back then
 				d.wakeAt(w.Until)

@@ -19,27 +19,42 @@ type emptyCluster []Agent
 // inventory, or what its offers have free when that is more (an agent the
 // inventory does not list yet, or lists short).
 func clusterOf(agents []Agent, offs []offers.Offer) emptyCluster {
-	total := make(map[string]offers.Resources, len(agents))
-	where := map[string]string{}
+	// One entry per agent id, found by its index (no map per attribute): its cluster is the
+	// last one named, an offer's over an agent's.
+	at := make(map[string]int, len(agents))
+	out := make(emptyCluster, 0, len(agents))
+	index := func(id string) int {
+		i, ok := at[id]
+		if !ok {
+			i = len(out)
+			at[id] = i
+			out = append(out, Agent{ID: id})
+		}
+		return i
+	}
 	for _, a := range agents {
-		total[a.ID] = maxRes(total[a.ID], a.Total)
+		i := index(a.ID)
+		out[i].Total = maxRes(out[i].Total, a.Total)
 		if a.Cluster != "" {
-			where[a.ID] = a.Cluster
+			out[i].Cluster = a.Cluster
 		}
 	}
-	offered := map[string]offers.Resources{}
+	offered := make([]offers.Resources, len(out))
+	hasOffer := make([]bool, len(out))
 	for _, o := range offs {
-		offered[o.AgentID] = offered[o.AgentID].Add(o.Free)
+		i := index(o.AgentID)
+		for len(offered) < len(out) {
+			offered, hasOffer = append(offered, offers.Resources{}), append(hasOffer, false)
+		}
+		offered[i], hasOffer[i] = offered[i].Add(o.Free), true
 		if o.Cluster != "" {
-			where[o.AgentID] = o.Cluster
+			out[i].Cluster = o.Cluster
 		}
 	}
-	for id, r := range offered {
-		total[id] = maxRes(total[id], r)
-	}
-	out := make(emptyCluster, 0, len(total))
-	for id, r := range total {
-		out = append(out, Agent{ID: id, Total: r, Cluster: where[id]})
+	for i, ok := range hasOffer {
+		if ok {
+			out[i].Total = maxRes(out[i].Total, offered[i])
+		}
 	}
 	// largest first (then by id): the fewest agents an execution needs
 	slices.SortFunc(out, func(a, b Agent) int {
@@ -92,15 +107,12 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 		return nil // no agent known: nothing to compare with
 	}
 	sh := c.shape()
-	// Whether work fits, and the words when not, depend on its size and where it may run,
-	// not its app or kind: keyed on those alone, a backlog of many apps asks far fewer times.
-	k := sh
-	k.app, k.kind = "", 0
+	k := neverKey{n: sh.n, task: sh.task, exec: sh.exec, clusters: sh.clusters}
 	if w, ok := d.never[k]; ok {
 		return w
 	}
 	if d.never == nil {
-		d.never = map[shape]*queue.Wait{}
+		d.never = map[neverKey]*queue.Wait{}
 	}
 	var w *queue.Wait
 	if cl, fits := d.fitsSomewhere(c); !fits {
@@ -110,13 +122,22 @@ func (d *decider) neverFits(c *cand) *queue.Wait {
 	return w
 }
 
+// neverKey is what never_fits depends on: work's size and where it may run, not its app
+// or kind. Keyed on those alone, a backlog of many apps asks far fewer times, and the
+// memo's keys are half a shape's size (no app name).
+type neverKey struct {
+	n          int
+	task, exec offers.Resources
+	clusters   policyID
+}
+
 // fitsSomewhere reports whether c fits the empty cluster it may use: with clusters in the
 // view, all its shards on one of them (or over them all, when it may spread). Not, it
 // returns the agents it was judged against (the largest cluster it may use).
 func (d *decider) fitsSomewhere(c *cand) (emptyCluster, bool) { return d.fitsWhere(c, c.shape()) }
 
 func (d *decider) fitsWhere(c *cand, sh shape) (emptyCluster, bool) {
-	if sh.clusters == "" {
+	if sh.clusters == noPolicy {
 		_, fits := spread(d.cluster, sh.n, sh.task, sh.exec)
 		return d.cluster, fits >= sh.n
 	}
@@ -141,7 +162,7 @@ func (d *decider) fitsWhere(c *cand, sh shape) (emptyCluster, bool) {
 // shards run on one cluster, those of the first cluster it fits when empty (the
 // reservation waits for room there, not on every cluster at once).
 func (d *decider) reservable(c *cand) emptyCluster {
-	if c.sh.clusters == "" || d.policyOf(c).spread {
+	if c.sh.clusters == noPolicy || d.policyOf(c).spread {
 		return d.usable(c)
 	}
 	if part, ok := d.fitsSomewhere(c); ok {

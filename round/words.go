@@ -41,7 +41,7 @@ func (d *decider) explain(c *cand, reason offers.Reason, detail string) queue.Wa
 // heldWords words what is free for c: on every agent, or, with clusters in the view, on
 // each cluster it may use, in its order of preference.
 func (d *decider) heldWords(c *cand) string {
-	if c.sh.clusters == "" {
+	if c.sh.clusters == noPolicy {
 		return d.freeWords("")
 	}
 	p := d.policyOf(c)

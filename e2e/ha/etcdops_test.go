@@ -108,7 +108,11 @@ func TestEtcdHistoryAcrossTakeover(t *testing.T) {
 	end := slot.Add(6 * time.Second)
 	exact := c.planJobs(first, "hx", start, end, 2, 1.2, []time.Time{slot})
 
-	leader := c.steady(slot.Add(-500 * time.Millisecond))
+	c.steady(slot.Add(-500 * time.Millisecond))
+	// The kill must fall in a run: on a loaded machine a fire's tasks start
+	// most of a second after it, so the planned instant alone can fall
+	// between runs.
+	leader := c.awaitFreshRun(runFresh)
 	dead := leader.life().Kill9()
 	next, since := c.awaitLeader(leader, dead)
 	t.Logf("%s killed at %s; %s leads from %s", leader.name, dead.Format("15:04:05.000"), next.name, since.Format("15:04:05.000"))

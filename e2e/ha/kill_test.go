@@ -109,6 +109,30 @@ func (c *cluster) steady(at time.Time) *instance {
 	return leader
 }
 
+// runFresh is how recently a run must have started for awaitFreshRun: well
+// within the shortest run the tests plan (0.8 s), so the run outlasts the
+// fault injected right after.
+const runFresh = 400 * time.Millisecond
+
+// awaitFreshRun waits until runs.log shows a task that started within the
+// last `fresh` and has not ended, and returns the leader then: a fault
+// injected at once falls in that run.
+func (c *cluster) awaitFreshRun(fresh time.Duration) *instance {
+	c.t.Helper()
+	var leader *instance
+	eventually(c.t, waitLong, func() bool {
+		now := time.Now()
+		for _, r := range c.runs() {
+			if r.ends == 0 && r.kills == 0 && r.start.After(now.Add(-fresh)) {
+				leader = c.leader()
+				return leader != nil
+			}
+		}
+		return false
+	}, "a task to start (runs:\n%s)", lazy(func() any { return joinLines(c.runs()) }))
+	return leader
+}
+
 // waiting is what the live instances' ready and failover queues hold, with the reasons
 // (for a test that timed out waiting for a launch).
 func (c *cluster) waiting() string {

@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // MemberStatus is one member of the cluster as its peers and itself
@@ -46,6 +49,18 @@ type Admin struct {
 	Exclude []string
 	// Probe bounds one member's status request (1 s when 0).
 	Probe time.Duration
+	// RemoveWait bounds a member's removal (20 s when 0), within the 30 s
+	// ejctl gives a call: etcd waits for a configuration change with no
+	// bound of its own, and one proposed around a change of its raft
+	// leader (an election, a leadership handoff) can be dropped and never
+	// applied, a wait that would last as long as the caller's.
+	RemoveWait time.Duration
+	// removeTry bounds one proposal of a removal within RemoveWait (5 s
+	// when 0): one that is not applied by then is proposed again.
+	removeTry time.Duration
+	// memberRemove proposes a removal (nil: the client's MemberRemove);
+	// tests put a proposal that is dropped in its place.
+	memberRemove func(ctx context.Context, id uint64) error
 }
 
 // NewAdmin returns the admin of s's cluster; exclude are the election
@@ -63,6 +78,11 @@ var (
 	ErrQuorumAtRisk   error = adminError{"etcd cluster: the change would leave the cluster without a quorum", 409}
 	ErrBadMemberInput error = adminError{"etcd cluster: bad member", 400}
 	ErrBadBackup      error = adminError{"etcd backup: not a whole registry backup", 400}
+	// ErrChangeUnfinished: a membership change was not applied within its
+	// bound (the raft cluster changing leader, or short of a quorum) and
+	// the member list does not show it done; the API answers 503, and a
+	// retry either applies it or finds it done.
+	ErrChangeUnfinished error = adminError{"etcd cluster: the store's membership change did not finish; retry", 503}
 )
 
 type adminError struct {
@@ -216,7 +236,7 @@ func (a *Admin) RemoveMember(ctx context.Context, nameOrID string) error {
 	if target && healthy-1 < after/2+1 {
 		return fmt.Errorf("%w: removing %s, which answers, leaves %d of %d members answering", ErrQuorumAtRisk, nameOrID, healthy-1, after)
 	}
-	if _, err := a.s.cli.MemberRemove(ctx, m.ID); err != nil {
+	if err := a.remove(ctx, m.ID); err != nil {
 		return fmt.Errorf("etcd cluster: remove %s: %w", nameOrID, err)
 	}
 	for _, n := range []string{m.Name, nameOrID} {
@@ -225,6 +245,85 @@ func (a *Admin) RemoveMember(ctx context.Context, nameOrID string) error {
 		}
 	}
 	return nil
+}
+
+// remove proposes the removal of member id until it is applied, within
+// RemoveWait. etcd answers a proposal only once it is applied, so each is
+// bounded (removeTry); after a proposal that failed or was not answered,
+// the member list says whether it was applied all the same (its answer
+// lost, or an earlier proposal applied late): the removal is done when the
+// member is no longer listed. A proposal applied after an earlier one
+// fails as the removal of an unknown member: done too.
+func (a *Admin) remove(ctx context.Context, id uint64) error {
+	wait := cmp.Or(a.RemoveWait, 20*time.Second)
+	try := min(cmp.Or(a.removeTry, 5*time.Second), wait)
+	propose := a.memberRemove
+	if propose == nil {
+		propose = func(ctx context.Context, id uint64) error {
+			_, err := a.s.cli.MemberRemove(ctx, id)
+			return err
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for tries := 1; ; tries++ {
+		tctx, cancel := context.WithTimeout(ctx, min(try, time.Until(deadline)))
+		err := propose(tctx, id)
+		cancel()
+		if err == nil || errors.Is(err, rpctypes.ErrMemberNotFound) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		// Asked even past the deadline (for a second at least): the answer
+		// to give depends on it.
+		gone, lerr := a.removed(ctx, id, min(try, max(time.Until(deadline), time.Second)))
+		if lerr == nil && gone {
+			return nil
+		}
+		if !unfinished(err) {
+			return err
+		}
+		if time.Until(deadline) <= 0 {
+			listed := "the member is still listed"
+			if lerr != nil {
+				listed = fmt.Sprintf("the member list did not answer (%v)", lerr)
+			}
+			return fmt.Errorf("%w: not applied within %v (%d proposals, the last: %v); %s", ErrChangeUnfinished, wait, tries, err, listed)
+		}
+		// A proposal refused at once (no raft leader) is not sent again
+		// straight away: an election takes about a second.
+		pause := time.NewTimer(min(250*time.Millisecond, time.Until(deadline)))
+		select {
+		case <-pause.C:
+		case <-ctx.Done():
+			pause.Stop()
+			return err
+		}
+	}
+}
+
+// removed reports whether member id is no longer listed, asking within bound.
+func (a *Admin) removed(ctx context.Context, id uint64, bound time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	ml, err := a.memberList(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !slices.ContainsFunc(ml.Members, func(m *pb.Member) bool { return m.ID == id }), nil
+}
+
+// unfinished reports whether err leaves a proposal's fate open: it was not
+// answered in time, or dropped or cut short by a change of raft leader.
+func unfinished(err error) bool {
+	for _, e := range []error{context.DeadlineExceeded, rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail,
+		rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeoutWaitAppliedIndex, rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return status.Code(err) == codes.DeadlineExceeded || strings.Contains(err.Error(), "raft proposal dropped")
 }
 
 // addedKey notes the id of a member AddMember added as name.

@@ -2,12 +2,15 @@ package etcd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ejcloud/elasticjob/store"
@@ -296,5 +299,76 @@ func TestQuotaAlarm(t *testing.T) {
 	if err := s.Commit(ctx, store.Put("/after", []byte("ok"))); err != nil {
 		sts, _ := a.Statuses(ctx)
 		t.Fatalf("a write after the disarm: %v (pass %+v; members %+v)", err, res, sts)
+	}
+}
+
+// TestRemoveMemberBounded: etcd waits for a membership change with no bound
+// of its own, and a removal proposed around a change of raft leader can be
+// dropped. A removal whose proposals are never applied fails within
+// RemoveWait with ErrChangeUnfinished (503), the member still listed; one
+// whose first proposal was dropped and whose second was applied with its
+// answer lost is done.
+func TestRemoveMemberBounded(t *testing.T) {
+	ctx := t.Context()
+	cfgs := memberConfigs(t, 3)
+	ms := startMembers(t, cfgs)
+	var eps []string
+	for _, m := range ms {
+		eps = append(eps, m.Endpoints()...)
+	}
+	s := openStore(t, eps, Options{Prefix: "/rm"})
+	lost := 2
+	if ms[lost].IsLeader() {
+		lost = 1
+	}
+	ms[lost].Kill()
+
+	a := NewAdmin(s)
+	a.RemoveWait, a.removeTry = 600*time.Millisecond, 200*time.Millisecond
+	var tries int
+	a.memberRemove = func(ctx context.Context, _ uint64) error { // dropped: never applied
+		tries++
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	start := time.Now()
+	err := a.RemoveMember(ctx, cfgs[lost].Name)
+	var hs interface{ HTTPStatus() int }
+	if !errors.Is(err, ErrChangeUnfinished) || !errors.As(err, &hs) || hs.HTTPStatus() != 503 {
+		t.Fatalf("a removal never applied: %v, want ErrChangeUnfinished (503)", err)
+	}
+	if !strings.Contains(err.Error(), "retry") || !strings.Contains(err.Error(), "still listed") || tries < 2 {
+		t.Errorf("%d proposals, error %q: want several, and a message that says it is still listed and to retry", tries, err)
+	}
+	// Bounded by RemoveWait, the checks of the list after each proposal
+	// and the members' status probes before them (about 3 s here): a
+	// failsafe, far from it, rather than the test's own timeout.
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the removal answered after %v", took)
+	}
+	if _, err := a.Statuses(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.find(ctx, cfgs[lost].Name); err != nil {
+		t.Fatalf("the member after a removal never applied: %v, want it listed", err)
+	}
+
+	tries = 0
+	a.RemoveWait, a.removeTry = time.Minute, 200*time.Millisecond
+	a.memberRemove = func(ctx context.Context, id uint64) error {
+		if tries++; tries == 1 {
+			<-ctx.Done() // dropped
+			return ctx.Err()
+		}
+		if _, err := s.cli.MemberRemove(ctx, id); err != nil {
+			return err
+		}
+		return rpctypes.ErrTimeout // applied, the answer lost
+	}
+	if err := a.RemoveMember(ctx, cfgs[lost].Name); err != nil || tries != 2 {
+		t.Fatalf("a removal applied at its second proposal, its answer lost: %v after %d proposals, want done after 2", err, tries)
+	}
+	if _, _, err := a.find(ctx, cfgs[lost].Name); !errors.Is(err, ErrNoMember) {
+		t.Fatalf("the member after its removal: %v, want ErrNoMember", err)
 	}
 }
