@@ -14,18 +14,7 @@ func clustersView(jobsN, maxTasks, n int) View {
 	if n <= 1 {
 		return v
 	}
-	name := func(i int) string { return fmt.Sprintf("c%d", i%n) }
-	for i := range n {
-		v.Clusters = append(v.Clusters, ClusterState{Name: name(i)})
-	}
-	of := map[string]string{}
-	for i := range v.Agents {
-		v.Agents[i].Cluster = name(i)
-		of[v.Agents[i].ID] = name(i)
-	}
-	for i := range v.Offers {
-		v.Offers[i].Cluster = of[v.Offers[i].AgentID]
-	}
+	name := spreadAgents(&v, n)
 	cat := v.Jobs.(*catalog)
 	j := 0
 	for key, cfg := range cat.jobs {
@@ -39,6 +28,24 @@ func clustersView(jobsN, maxTasks, n int) View {
 		j++
 	}
 	return v
+}
+
+// spreadAgents names n clusters c0…c{n-1} in v and spreads its agents over them
+// round-robin, each offer on its agent's cluster; it returns the name of cluster i%n.
+func spreadAgents(v *View, n int) func(i int) string {
+	name := func(i int) string { return fmt.Sprintf("c%d", i%n) }
+	for i := range n {
+		v.Clusters = append(v.Clusters, ClusterState{Name: name(i)})
+	}
+	of := map[string]string{}
+	for i := range v.Agents {
+		v.Agents[i].Cluster = name(i)
+		of[v.Agents[i].ID] = name(i)
+	}
+	for i := range v.Offers {
+		v.Offers[i].Cluster = of[v.Offers[i].AgentID]
+	}
+	return name
 }
 
 // BenchmarkDecideClusters10k: a round of a 10,000-job backlog on the large cluster's 800

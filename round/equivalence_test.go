@@ -17,24 +17,13 @@ var rewriteDigests = flag.Bool("rewrite-digests", false, "rewrite testdata/decis
 // cluster and spread over several, with placement policies of every kind: one cluster
 // named, two in order of preference, none, spreading, a namespace's clusters, a drained
 // cluster, a busy one, one not configured, clusters bounding their round's tasks, and no
-// offer held. The jobs'
-// clusters are assigned in name order, so each view is the same at every run.
+// offer held. The jobs' clusters are assigned in name order, so each view is the same at
+// every run.
 func decisionViews() map[string]View {
 	views := map[string]View{"one cluster": benchView(2_000, 512)}
 	spreadOver := func(n int) View {
 		v := benchView(2_000, 512)
-		name := func(i int) string { return fmt.Sprintf("c%d", i%n) }
-		for i := range n {
-			v.Clusters = append(v.Clusters, ClusterState{Name: name(i)})
-		}
-		of := map[string]string{}
-		for i := range v.Agents {
-			v.Agents[i].Cluster = name(i)
-			of[v.Agents[i].ID] = name(i)
-		}
-		for i := range v.Offers {
-			v.Offers[i].Cluster = of[v.Offers[i].AgentID]
-		}
+		name := spreadAgents(&v, n)
 		cat := v.Jobs.(*catalog)
 		keys := make([]string, 0, len(cat.jobs))
 		for k := range cat.jobs {
