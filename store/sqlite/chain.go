@@ -25,7 +25,11 @@ import (
 // An urgent commit that goes between two links may change what a later
 // link is conditional on (a job's ready entry the link dequeues): that
 // link fails, and the links after it are not applied (the launcher
-// launches what the links before it recorded; launchchain.go).
+// launches what the links before it recorded; launchchain.go). It also
+// answers before the chain: the scheduler's copy of the registry
+// (store/cache), which puts a chain's writes in when the chain answers,
+// re-reads a path such a commit wrote meanwhile instead (a link's delete
+// of a ready entry the urgent commit made anew would otherwise hide it).
 
 var _ store.Chainer = (*Store)(nil)
 
