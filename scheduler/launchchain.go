@@ -9,9 +9,11 @@ import (
 )
 
 // A launch round larger than one commit may hold (MaxCommitTasks: on
-// ZooKeeper a multi must stay under its request size limit) is recorded as
-// a chain of commits (registry.CommitChain: sent back to back, each applied
-// only if every one before it was), not bounded to one commit's worth of
+// ZooKeeper a multi must stay under its request size limit; on the
+// embedded store an urgent commit, the producer's fires, waits behind at
+// most one commit of a chain, not behind the round) is recorded as a chain
+// of commits (registry.CommitChain: sent back to back, each applied only
+// if every one before it was), not bounded to one commit's worth of
 // launches: a round on ZooKeeper launched at most 512 tasks when the
 // embedded store's launched 8,192, and the round's fixed cost (reading a
 // 100,000-job ready queue, deciding) was paid per 512.

@@ -41,7 +41,7 @@ type Options struct {
 	CronJitter      time.Duration     // the scheduler-wide jitter window of jobs setting none (0: none)
 	Term            int64             // the leader term's fencing sequence, stamped into each task's data (0: none)
 	MaxRoundTasks   int               // bound on the tasks one launch round places; 0: none
-	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size): a larger round is a chain of commits; 0: MaxRoundTasks
+	MaxCommitTasks  int               // bound on the launches one commit holds (a ZooKeeper multi's size; on the embedded store, what an urgent commit may wait behind): a larger round is a chain of commits; 0: MaxRoundTasks
 	Reconcile       time.Duration     // periodic explicit reconciliation (0 = off)
 	Unreachable     time.Duration     // how long a task may stay UNREACHABLE before it counts as lost (default 10m)
 	// ClusterLostAfter is, per cluster, how long a task stays UNREACHABLE because its whole

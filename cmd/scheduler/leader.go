@@ -368,6 +368,19 @@ const zkRoundTasks = 2048
 // to 270/s.
 const roundTasks = 8192
 
+// embeddedCommitTasks bounds a launch commit on the embedded registry by
+// its cost: a round is a chain of such commits, which the store applies
+// in one transaction while nothing urgent waits, and between two of which
+// it lets an urgent commit (the producer's fires) go (store/sqlite's
+// chains). A round recorded as one commit of up to roundTasks held the
+// store 1.3-2.8 s with the scheduler held to half a core (2-4 s on a
+// machine at load 13-21, where the fires queued behind it came 1.5-9.5 s
+// late at p99); links of 512 apply in 0.1-0.2 s there, and the fire
+// commits waited at most 0.21 s for the store (docs/benchmarks.md). A
+// shorter link would cost a commit of its own only when an urgent one
+// waits, but cuts more executions into gangs.
+const embeddedCommitTasks = 512
+
 // maxRoundTasks and maxCommitTasks: a replicated registry (ZooKeeper or
 // etcd, whose transactions are capped at 128 operations and 1.5 MiB and
 // are nested or chained past that) takes the ZooKeeper bounds.
@@ -382,7 +395,7 @@ func maxCommitTasks(cfg config.Config) int {
 	if cfg.Replicated() {
 		return zkCommitTasks
 	}
-	return 0
+	return embeddedCommitTasks
 }
 
 // taskUser gives each namespace's executors the user mesos_task_users names for it, on real

@@ -32,7 +32,10 @@ type outcome struct {
 //
 // revs (nil: unknown) is the revision of each op's commit (store.Revisioned);
 // a known outcome is applied at it, unless the copy holds a later state.
-func (c *KV) applyCommitted(ops []store.Op, revs []int64) (reread []string, apply func()) {
+// On a store without revisions, an outcome at a path another wrote into
+// the copy since the commit, fl, flew is not applied (flights): apply
+// returns those paths, to be re-read.
+func (c *KV) applyCommitted(ops []store.Op, revs []int64, fl *flight) (reread []string, apply func() (overtaken []string)) {
 	out, unknown := outcomes(c.roots, ops, revs)
 	paths := make([]string, 0, len(out)+len(unknown))
 	for p := range out {
@@ -59,26 +62,29 @@ func (c *KV) applyCommitted(ops []store.Op, revs []int64) (reread []string, appl
 			above[a] = true
 		}
 	}
+	var overtaken []string
 	applyIf := func(keep func(p string, o outcome) bool) {
 		for _, p := range paths {
-			if o := out[p]; !unknown[p] && keep(p, o) {
-				c.applyOne(p, o)
+			if o := out[p]; !unknown[p] && keep(p, o) && !c.applyOne(p, o, fl) {
+				overtaken = append(overtaken, p)
 			}
 		}
 	}
 	applyIf(func(p string, o outcome) bool { return !o.exists && above[p] })
-	return reread, func() {
+	return reread, func() []string {
 		applyIf(func(_ string, o outcome) bool { return o.exists })
 		applyIf(func(p string, o outcome) bool { return !o.exists && !above[p] })
+		return overtaken
 	}
 }
 
 // applyReported applies, of the paths to re-read after a commit (blind
 // puts: the version they wrote is not in the ops), those the store
 // reported with the commit's events (store.Reporter): the op's value at
-// the reported version, or the removal. It returns the paths still to
-// re-read.
-func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) []string {
+// the reported version, or the removal (not at a path another wrote into
+// the copy since the commit, fl, flew: applyCommitted). It returns the
+// paths still to re-read.
+func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event, fl *flight) []string {
 	if len(reread) == 0 || len(evs) == 0 {
 		return reread
 	}
@@ -99,13 +105,16 @@ func (c *KV) applyReported(reread []string, ops []store.Op, evs []store.Event) [
 			left = append(left, p)
 			continue
 		}
-		c.applyOne(p, outcome{exists: ev.Type == store.EventPut, value: bytes.Clone(value[p]), version: ev.Version, rev: ev.Revision})
+		if !c.applyOne(p, outcome{exists: ev.Type == store.EventPut, value: bytes.Clone(value[p]), version: ev.Version, rev: ev.Revision}, fl) {
+			left = append(left, p)
+		}
 	}
 	return left
 }
 
-// applyOne sets or removes one path under its locks.
-func (c *KV) applyOne(p string, o outcome) {
+// applyOne sets or removes one path under its locks, as commit fl's
+// outcome, and reports whether it did (putOutcomeLocked).
+func (c *KV) applyOne(p string, o outcome, fl *flight) bool {
 	r := c.roots.of(p)
 	r.scan.RLock()
 	defer r.scan.RUnlock()
@@ -114,7 +123,7 @@ func (c *KV) applyOne(p string, o outcome) {
 	defer mu.Unlock()
 	c.tree.mu.Lock()
 	defer c.tree.mu.Unlock()
-	c.tree.putOutcomeLocked(r, p, o)
+	return c.tree.putOutcomeLocked(r, p, o, fl)
 }
 
 // outcomes is what a successful commit of ops left at each mirrored path

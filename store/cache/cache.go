@@ -73,6 +73,7 @@ func Open(ctx context.Context, back store.KV, opts Options) (*KV, error) {
 	rv, _ := back.(store.Revisioned)
 	c := &KV{strict: opts.StrictWatch, src: source{back: back, rv: rv}, tree: newTree(), flights: newFlights(), waiters: newWaiters(),
 		hub: memory.NewHub(memory.DefaultQueue), log: opts.Logger}
+	c.tree.flights = c.flights
 	for _, p := range opts.Roots {
 		if err := store.ValidatePath(p); err != nil {
 			return nil, fmt.Errorf("cache: root: %w", err)

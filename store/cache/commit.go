@@ -83,18 +83,18 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 		before, pd = c.tree.presence(mirrored), c.waiters.begin(mirrored)
 		defer c.waiters.end(pd, mirrored)
 	}
-	c.flights.fly(paths)
+	fl := c.flights.fly(paths)
 	landed := false
 	defer func() {
 		if !landed {
-			c.flights.land(paths)
+			c.flights.land(fl, paths)
 		}
 	}()
 	n, evs, revs, err := commit()
 	done := ops[:n]
 	rctx := context.WithoutCancel(ctx)
-	reread, apply := c.applyCommitted(done, revs) // what the ops wrote is known, but for blind puts
-	reread = c.applyReported(reread, done, evs)
+	reread, apply := c.applyCommitted(done, revs, fl) // what the ops wrote is known, but for blind puts
+	reread = c.applyReported(reread, done, evs, fl)
 	if err != nil { // what the store holds now: what the failed ops wrote or checked
 		reread = append(reread, touched(ops[n:])...)
 	}
@@ -109,13 +109,18 @@ func (c *KV) commitThrough(ctx context.Context, ops []store.Op, commit func() (i
 		bound = rereadEnded
 	}
 	fctx, cancel := context.WithTimeout(rctx, bound)
-	rerr := c.Refresh(fctx, reread...)
-	cancel()
-	if rerr != nil {
+	defer cancel()
+	if rerr := c.Refresh(fctx, reread...); rerr != nil {
 		c.log.Warn("cache: re-read after commit", "err", rerr)
 	}
-	apply()
-	c.flights.land(paths)
+	// What another wrote into the copy meanwhile may be later than what
+	// this commit left (flights): read from the store instead.
+	if overtaken := apply(); len(overtaken) > 0 {
+		if rerr := c.Refresh(fctx, overtaken...); rerr != nil {
+			c.log.Warn("cache: re-read after commit", "err", rerr)
+		}
+	}
+	c.flights.land(fl, paths)
 	landed = true
 	written := writes(done)
 	noteCommitted(ctx, written)

@@ -2,8 +2,11 @@ package cache
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/ejcloud/elasticjob/store"
 )
 
 // Commits in flight. On ZooKeeper the watch's notifications of a commit
@@ -17,38 +20,101 @@ import (
 // waitInflight bounds how long the worker waits for commits in flight.
 const waitInflight = 5 * time.Second
 
-// flights counts the commits in flight through the cache that write each
-// path; settled is closed (and replaced) when one ends.
+// flights are the commits in flight through the cache, by the paths they
+// write; settled is closed (and replaced) when one ends.
+//
+// A commit puts what it wrote into the copy only once the store answered
+// it, and another writer's change of the same path may be in the copy by
+// then: another commit of this process that the store applied after it
+// (on the embedded store an urgent commit goes between two links of a
+// chain, and the chain answers after its last link) and that answered
+// first, or a re-read. Versions order two sets of a node, but not a
+// delete and the node created again (its version starts over): the
+// older outcome, put into the copy last, would hide the newer state for
+// good, since no event follows. So every write into the copy of a path
+// that commits have in flight marks it overtaken for them (all but the
+// writer), and such a commit re-reads the path instead of putting its
+// outcome there (commitThrough).
 type flights struct {
 	mu      sync.Mutex
-	count   map[string]int
+	paths   map[string][]*flight // the commits in flight writing each path
 	settled chan struct{}
 }
 
+// flight is one commit in flight.
+type flight struct {
+	overtaken map[string]bool // paths written into the copy by another since it flew (under flights.mu)
+}
+
 func newFlights() *flights {
-	return &flights{count: map[string]int{}, settled: make(chan struct{})}
+	return &flights{paths: map[string][]*flight{}, settled: make(chan struct{})}
 }
 
 // fly records a commit of paths as in flight.
-func (f *flights) fly(paths []string) {
+func (f *flights) fly(paths []string) *flight {
+	fl := &flight{}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range paths {
-		f.count[p]++
+		f.paths[p] = append(f.paths[p], fl)
 	}
+	return fl
 }
 
 // land records the commit's end and wakes the worker.
-func (f *flights) land(paths []string) {
+func (f *flights) land(fl *flight, paths []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range paths {
-		if f.count[p]--; f.count[p] <= 0 {
-			delete(f.count, p)
+		fls := f.paths[p]
+		if i := slices.Index(fls, fl); i >= 0 {
+			fls = slices.Delete(fls, i, i+1)
+		}
+		if len(fls) == 0 {
+			delete(f.paths, p)
+		} else {
+			f.paths[p] = fls
 		}
 	}
 	close(f.settled)
 	f.settled = make(chan struct{})
+}
+
+// wrote marks p (and, for a subtree removed or replaced, every path under
+// it) overtaken for the commits in flight writing it, but by (nil: a
+// re-read, a watch's event). Called with tree.mu held, so that a commit's
+// check (overtook) and its write of p are one step against it.
+func (f *flights) wrote(p string, by *flight, subtree bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	mark := func(q string, fls []*flight) {
+		for _, fl := range fls {
+			if fl == by {
+				continue
+			}
+			if fl.overtaken == nil {
+				fl.overtaken = map[string]bool{}
+			}
+			fl.overtaken[q] = true
+		}
+	}
+	if !subtree {
+		mark(p, f.paths[p])
+		return
+	}
+	for q, fls := range f.paths {
+		if store.Under(q, p) {
+			mark(q, fls)
+		}
+	}
+}
+
+// overtook reports whether p was written into the copy by another since
+// fl flew (wrote).
+func (f *flights) overtook(fl *flight, p string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fl.overtaken[p]
 }
 
 // busy reports whether a commit in flight writes any of paths, and the
@@ -57,7 +123,7 @@ func (f *flights) busy(paths []string) (bool, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range paths {
-		if f.count[p] > 0 {
+		if len(f.paths[p]) > 0 {
 			return true, f.settled
 		}
 	}

@@ -22,9 +22,27 @@ type tree struct {
 	mu     sync.RWMutex // guards top and its nodes, closed, and every root's touched, passed, fence, holds and holdq
 	top    *node
 	closed bool
+	// flights, when set, is told of every write into the copy (wrote):
+	// the commits in flight on a path written meanwhile re-read it.
+	flights *flights
 }
 
 func newTree() *tree { return &tree{top: &node{}} }
+
+// wroteLocked tells the commits in flight that p is about to be written
+// into the copy by by (nil: not a commit), removed when gone (with its
+// subtree, if it has one); t.mu is held.
+func (t *tree) wroteLocked(p string, by *flight, gone bool) {
+	if t.flights == nil {
+		return
+	}
+	subtree := false
+	if gone {
+		n := t.lookupLocked(p)
+		subtree = n != nil && n.kidCount() > 0
+	}
+	t.flights.wrote(p, by, subtree)
+}
 
 // node is one cached node; kids are its children (nil: none).
 type node struct {
@@ -214,6 +232,9 @@ func (t *tree) removeLocked(p string) {
 // revisions up to fence; t.mu is held.
 func (t *tree) swapLocked(r *root, fresh map[string]store.Node, fence int64) {
 	r.resetLocked(fence)
+	if t.flights != nil {
+		t.flights.wrote(r.path, nil, true)
+	}
 	if r.path != "/" {
 		t.removeLocked(r.path)
 	} else {
@@ -234,6 +255,7 @@ func (t *tree) putReadLocked(r *root, p string, n store.Node, found bool, rev in
 		r.noteLocked(p, rev, !found)
 	}
 	r.touch(p)
+	t.wroteLocked(p, nil, !found)
 	if found {
 		t.setLocked(p, n.Value, n.Version)
 	} else {
@@ -241,31 +263,41 @@ func (t *tree) putReadLocked(r *root, p string, n store.Node, found bool, rev in
 	}
 }
 
-// putOutcomeLocked applies what a successful commit left at p; t.mu is
-// held.
-func (t *tree) putOutcomeLocked(r *root, p string, o outcome) {
+// putOutcomeLocked applies what a successful commit, by, left at p, and
+// reports whether it did: not when, on a store without revisions, p was
+// written into the copy by another since by flew (flights.overtook): the
+// copy may hold a later state than this outcome, and p is to be re-read;
+// t.mu is held.
+func (t *tree) putOutcomeLocked(r *root, p string, o outcome, by *flight) bool {
 	if o.rev > 0 { // ordered by revision (revision.go)
 		if r.staleLocked(p, o.rev, false) {
-			return
+			return true
 		}
 		r.noteLocked(p, o.rev, !o.exists)
 		r.touch(p)
+		t.wroteLocked(p, by, !o.exists)
 		if o.exists {
 			t.setLocked(p, o.value, o.version)
 		} else {
 			t.removeLocked(p)
 		}
-		return
+		return true
+	}
+	if by != nil && t.flights != nil && t.flights.overtook(by, p) {
+		return false
 	}
 	r.touch(p)
 	if !o.exists {
+		t.wroteLocked(p, by, true)
 		t.removeLocked(p)
-		return
+		return true
 	}
 	if n := t.lookupLocked(p); n != nil && n.version > o.version {
-		return // the copy already holds a later write
+		return true // the copy already holds a later write
 	}
+	t.wroteLocked(p, by, false)
 	t.setLocked(p, o.value, o.version)
+	return true
 }
 
 // applyValues applies events that carry their change, in order, without
@@ -286,6 +318,7 @@ func (t *tree) applyValues(r *root, events []store.Event) (reread []string) {
 			continue
 		}
 		r.touch(ev.Path)
+		t.wroteLocked(ev.Path, nil, ev.Type == store.EventDelete)
 		if ev.Type == store.EventDelete {
 			t.removeLocked(ev.Path)
 		} else {

@@ -15,7 +15,12 @@
 // fsync. Commit returns only after COMMIT. A batch whose ops are on
 // independent paths (none is another's or its ancestor) is checked whole
 // before any op is written; any other runs inside its own SAVEPOINT and is
-// rolled back to it when an op fails.
+// rolled back to it when an op fails. Commits under store.Urgent (the
+// producer's fires, the API's writes) are taken before the others. A
+// chain (store.Chainer: a launch round in links of a few hundred launches)
+// is applied link by link in one transaction, which is committed early
+// when an urgent commit waits, so that commit goes after the link under
+// way instead of after the whole chain (chain.go).
 //
 // Durability: the journal is WAL. With Options.Sync = SyncFull (the
 // default) SQLite fsyncs the WAL at every COMMIT, so an acknowledged Commit

@@ -70,10 +70,20 @@ type Store struct {
 	reads  readStmts
 	hub    *memory.Hub
 	reqs   chan *request
-	quit   chan struct{}
-	wdone  chan struct{}
-	closed atomic.Bool
-	once   sync.Once
+	urgent chan *request // the requests of store.Urgent contexts (submit)
+	// urgentWaiting counts the urgent requests not yet received by the
+	// writer: a chain being applied lets them go between two links.
+	urgentWaiting atomic.Int64
+	// held are chains the writer received while gathering a group, to be
+	// applied next (the writer goroutine's own).
+	held []*request
+	// afterLink, when set (tests), is called by the writer after each link of
+	// a chain is applied, with how many of the chain's links are.
+	afterLink func(applied int)
+	quit      chan struct{}
+	wdone     chan struct{}
+	closed    atomic.Bool
+	once      sync.Once
 }
 
 const schema = `
@@ -97,7 +107,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, opts: opts.withDefaults(), lock: lock,
-		reqs: make(chan *request), quit: make(chan struct{}), wdone: make(chan struct{})}
+		reqs: make(chan *request), urgent: make(chan *request), quit: make(chan struct{}), wdone: make(chan struct{})}
 	s.hub = memory.NewHub(s.opts.WatchQueue)
 	if err := s.openDBs(ctx); err != nil {
 		s.closeDBs()

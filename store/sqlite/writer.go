@@ -13,12 +13,19 @@ import (
 	"github.com/ejcloud/elasticjob/store/memory"
 )
 
-// request is one Commit waiting for the writer goroutine.
+// request is one Commit, or one CommitChain, waiting for the writer
+// goroutine.
 type request struct {
 	ctx    context.Context
 	ops    []store.Op
 	done   chan error    // buffered: the writer never blocks on a reply
 	events []store.Event // what the commit wrote, set before done is answered
+	urgent bool          // store.Urgent: on the urgent lane (submit)
+	// chain: a CommitChain of links (chain.go); linked holds the events
+	// of each link applied so far, set before done is answered.
+	chain  bool
+	links  [][]store.Op
+	linked [][]store.Event
 }
 
 var _ store.Reporter = (*Store)(nil)
@@ -47,13 +54,9 @@ func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Even
 	if len(ops) == 0 {
 		return nil, nil
 	}
-	req := &request{ctx: ctx, ops: ops, done: make(chan error, 1)}
-	select {
-	case s.reqs <- req:
-	case <-s.quit:
-		return nil, fmt.Errorf("sqlite store: commit: %w", store.ErrClosed)
-	case <-ctx.Done():
-		return nil, fmt.Errorf("sqlite store: commit: %w", ctx.Err())
+	req := &request{ctx: ctx, ops: ops, done: make(chan error, 1), urgent: store.IsUrgent(ctx)}
+	if err := s.submit(req); err != nil {
+		return nil, fmt.Errorf("sqlite store: commit: %w", err)
 	}
 	// The writer has the request and always answers it.
 	if err := <-req.done; err != nil {
@@ -62,30 +65,105 @@ func (s *Store) CommitReport(ctx context.Context, ops ...store.Op) ([]store.Even
 	return req.events, nil
 }
 
+// submit hands req to the writer goroutine: an urgent one (store.Urgent:
+// the producer's fire commits, the API's writes) on a lane of its own,
+// counted while it waits, so that the writer takes it before the others
+// and a chain being applied lets it go between two links (chain.go).
+func (s *Store) submit(req *request) error {
+	lane := s.reqs
+	if req.urgent {
+		lane = s.urgent
+		s.urgentWaiting.Add(1) // taken back by the writer as it receives req, or below
+	}
+	select {
+	case lane <- req:
+		return nil
+	case <-s.quit:
+		if req.urgent {
+			s.urgentWaiting.Add(-1)
+		}
+		return store.ErrClosed
+	case <-req.ctx.Done():
+		if req.urgent {
+			s.urgentWaiting.Add(-1)
+		}
+		return req.ctx.Err()
+	}
+}
+
 // writeLoop owns the write connection. Requests that arrive while a
-// transaction is being committed queue up on s.reqs and form the next group.
+// transaction is being committed queue up and form the next group, the
+// urgent ones first; a chain is applied on its own (commitChain).
 func (s *Store) writeLoop(w *writer) {
 	defer close(s.wdone)
 	defer w.close()
 	for {
-		var first *request
-		select {
-		case first = <-s.reqs:
-		case <-s.quit:
+		first := s.next()
+		if first == nil {
 			return
 		}
-		group := []*request{first}
-	gather:
-		for len(group) < s.opts.MaxBatch {
+		if first.chain {
+			s.commitChain(w, first)
+			continue
+		}
+		s.commitGroup(w, s.gather([]*request{first}, true))
+	}
+}
+
+// next waits for the writer's next request: an urgent one if one waits,
+// else a chain held back by gather, else whichever comes first; nil once
+// the store closes.
+func (s *Store) next() *request {
+	select {
+	case r := <-s.urgent:
+		s.urgentWaiting.Add(-1)
+		return r
+	default:
+	}
+	if len(s.held) > 0 {
+		r := s.held[0]
+		s.held = s.held[1:]
+		return r
+	}
+	select {
+	case r := <-s.urgent:
+		s.urgentWaiting.Add(-1)
+		return r
+	case r := <-s.reqs:
+		return r
+	case <-s.quit:
+		return nil
+	}
+}
+
+// gather adds the requests waiting now to group, up to MaxBatch: the
+// urgent ones first, then, with all, the others. A chain met on the way
+// is held back to be applied on its own after the group (next).
+func (s *Store) gather(group []*request, all bool) []*request {
+	for len(group) < s.opts.MaxBatch {
+		var r *request
+		select {
+		case r = <-s.urgent:
+			s.urgentWaiting.Add(-1)
+		default:
+			if !all {
+				return group
+			}
 			select {
-			case r := <-s.reqs:
-				group = append(group, r)
+			case r = <-s.urgent:
+				s.urgentWaiting.Add(-1)
+			case r = <-s.reqs:
 			default:
-				break gather
+				return group
 			}
 		}
-		s.commitGroup(w, group)
+		if r.chain {
+			s.held = append(s.held, r)
+			continue
+		}
+		group = append(group, r)
 	}
+	return group
 }
 
 // commitGroup runs a group of requests in one transaction. A request whose
