@@ -35,7 +35,28 @@ func (tm term) String() string {
 var (
 	leadingLine = regexp.MustCompile(`^time=(\S+) level=\S+ msg=leading term=(\d+)`)
 	endedLine   = regexp.MustCompile(`^time=(\S+) level=\S+ msg="no longer leading" term=(\d+)(?: cause="?([^"]*))?`)
+	// lapsedCause is a term ended by its lease (election.ErrLeaseLapse).
+	lapsedCause = regexp.MustCompile(`last confirmed (\S+) ago \(lease (\S+)\)`)
 )
+
+// lapsedAt is when the authority of a term that ended by its lease lapsed:
+// its leader refuses every act once the lease has run from its last
+// confirmation (election.Term.Valid), and logs the end only when it next
+// looks, later under load. The cause says how long ago the last
+// confirmation was at that look; the log line comes after it, so at −
+// since + lease is no earlier than the lapse. at otherwise.
+func lapsedAt(at time.Time, cause string) time.Time {
+	m := lapsedCause.FindStringSubmatch(cause)
+	if m == nil {
+		return at
+	}
+	since, err1 := time.ParseDuration(m[1])
+	lease, err2 := time.ParseDuration(m[2])
+	if err1 != nil || err2 != nil || since < lease {
+		return at
+	}
+	return at.Add(lease - since)
+}
 
 // pause is a span in which a life was stopped with SIGSTOP.
 type pause struct{ from, to time.Time }
@@ -91,7 +112,7 @@ func parseTerms(log string) []term {
 			}
 			for k := len(out) - 1; k >= 0; k-- {
 				if out[k].seq == m[2] && out[k].end.IsZero() {
-					out[k].end, out[k].how = at, m[3]
+					out[k].end, out[k].how = lapsedAt(at, m[3]), m[3]
 					break
 				}
 			}
