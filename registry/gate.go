@@ -108,6 +108,22 @@ func sameConfig(ctx context.Context, kv store.KV, job string, sum uint64, ops []
 	return append(ops, store.Check(jobPath(job), n.Version)), true, nil
 }
 
+// gateClosed reads whether job is disabled or deregistered by its gate (in
+// kv, the registry's view), with a Check of the gate as read, for a commit
+// that must not cross a disable or an enable (Requeue). A job with no gate
+// is open, unchecked: gates are written by every change that clears a
+// job's pending executions.
+func gateClosed(ctx context.Context, kv store.KV, job string) (off bool, ops []store.Op, err error) {
+	n, err := kv.Get(ctx, gatePath(job))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	return strings.HasPrefix(string(n.Value), gateOff), []store.Op{store.Check(gatePath(job), n.Version)}, nil
+}
+
 // gateOpen: a gate's value lets a fire of instant commit.
 func gateOpen(v []byte, instant time.Time) bool {
 	s := string(v)

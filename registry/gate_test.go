@@ -336,3 +336,45 @@ func TestJobChangedAtReadsTheGate(t *testing.T) {
 		t.Fatalf("an unknown job: %v, %v", got, err)
 	}
 }
+
+// TestRequeueAfterADisableDropsTheExecution: a launch took the fire's
+// execution, the job was disabled while the launch was under way, and the
+// launch was rolled back: the execution is not put back (the disable would
+// have cleared it, had it still been queued), so it does not run after the
+// enable; the roll-back's own writes commit. Enabled again, a roll-back
+// puts its execution back as before.
+func TestRequeueAfterADisableDropsTheExecution(t *testing.T) {
+	_, api, _ := gateRig(t, t0)
+	ctx := t.Context()
+	instant := t0.Add(2 * time.Second)
+	rollback := func(marker string) *Change {
+		ch := api.Change()
+		ch.ops = append(ch.ops, store.Put("/state/test/"+marker, []byte("rolled back")))
+		return ch
+	}
+	if err := api.Config().SetDisabled(ctx, "job", "j", true, instant.Add(30*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Work().Requeue(ctx, rollback("off"), "j", nil, "cron", true, instant, instant, instant.Add(time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rd := count(t, api, "j"); rd.Count != 0 {
+		t.Fatalf("a roll-back after the disable put back %d executions, want none", rd.Count)
+	}
+	if _, err := api.kv.Get(ctx, "/state/test/off"); err != nil {
+		t.Fatalf("the roll-back's own writes: %v", err)
+	}
+	if err := api.Config().SetDisabled(ctx, "job", "j", false, instant.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if rd := count(t, api, "j"); rd.Count != 0 {
+		t.Fatalf("%d executions pending after the enable, want none", rd.Count)
+	}
+	later := instant.Add(5 * time.Second)
+	if err := api.Work().Requeue(ctx, rollback("on"), "j", nil, "cron", true, later, later, later.Add(time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rd := count(t, api, "j"); rd.Count != 1 || !rd.FirstNominal().Equal(later) {
+		t.Fatalf("enabled: a roll-back put back %d executions serving %v, want 1 serving %v", rd.Count, rd.FirstNominal(), later)
+	}
+}

@@ -187,6 +187,25 @@ func (wk Work) Requeue(ctx context.Context, with *Change, job string, run *queue
 		since = now
 	}
 	for range maxCASRetries {
+		off, gateOps, err := gateClosed(ctx, wk.r.kv, job)
+		if err != nil {
+			return err
+		}
+		if off {
+			// Disabled or deregistered since the launch took the execution:
+			// the change would have cleared it, had it still been queued
+			// (SetDisabled, DeleteJob), so it is dropped, not run after an
+			// enable; the roll-back's own writes commit all the same.
+			var ops []store.Op
+			if with != nil {
+				ops = append(ops, with.ops...)
+			}
+			err = wk.r.commit(ctx, append(ops, gateOps...)...)
+			if !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+			continue
+		}
 		rd, ok, err := wk.ReadyOf(ctx, job)
 		if err != nil {
 			return err
@@ -195,7 +214,7 @@ func (wk Work) Requeue(ctx context.Context, with *Change, job string, run *queue
 		if len(tasks) > 0 {
 			next.Relaunch = queue.RelaunchOf(run, tasks)
 		}
-		var ops []store.Op
+		ops := gateOps
 		if with != nil {
 			ops = append(ops, with.ops...)
 		}
