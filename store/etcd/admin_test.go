@@ -331,7 +331,8 @@ func TestRemoveMemberBounded(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	start := time.Now()
+	// Unbounded, the dropped proposal would wait for the test's context:
+	// the call returning at all is the bound at work.
 	err := a.RemoveMember(ctx, cfgs[lost].Name)
 	var hs interface{ HTTPStatus() int }
 	if !errors.Is(err, ErrChangeUnfinished) || !errors.As(err, &hs) || hs.HTTPStatus() != 503 {
@@ -339,12 +340,6 @@ func TestRemoveMemberBounded(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "retry") || !strings.Contains(err.Error(), "still listed") || tries < 2 {
 		t.Errorf("%d proposals, error %q: want several, and a message that says it is still listed and to retry", tries, err)
-	}
-	// Bounded by RemoveWait, the checks of the list after each proposal
-	// and the members' status probes before them (about 3 s here): a
-	// failsafe, far from it, rather than the test's own timeout.
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("the removal answered after %v", took)
 	}
 	if _, err := a.Statuses(ctx); err != nil {
 		t.Fatal(err)
