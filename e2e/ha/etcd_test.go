@@ -184,11 +184,17 @@ func TestEtcdPausedLeaderLaunchesNothing(t *testing.T) {
 
 	start := time.Now().Add(planLead).Truncate(time.Second)
 	at := slotsFrom(start.Add(6*time.Second), time.Second, 1)[0]
-	// Runs of 0.8 s, paused 0.5 s into one: the next leader (about 1.3 s
-	// after the pause) runs the slot's fire before the one after it, which
-	// would otherwise collapse into a late run (misfire semantics).
+	// Runs of 0.8 s, paused in one of the fire 2 s before the slot: the next
+	// leader (about 1.3 s after the pause) runs the slot's fire before the
+	// one after it, which would otherwise collapse into a late run (misfire
+	// semantics). The pause waits for a run that started within runFresh:
+	// on a loaded machine a fire's tasks start most of a second after it, so
+	// a planned instant alone can fall between runs. Waiting from 1.8 s
+	// before the slot, the pause falls in that fire's runs however late they
+	// start (runs start no earlier than their fire, 2 s before the slot).
 	exact := c.planJobs(a, "px", start, at.Add(12*time.Second), 2, 0.8, []time.Time{at})
-	c.steady(at.Add(-1500 * time.Millisecond)) // during the runs of the fire 2 s before the slot
+	c.steady(at.Add(-1800 * time.Millisecond))
+	a = c.awaitFreshRun(runFresh)
 	if err := a.life().Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
