@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 )
 
@@ -14,9 +16,9 @@ import (
 // round counts too until they exit (the registry does not know them).
 // A retiring task (RetiringPath: a DAEMON shard's old task while its move
 // overlaps) holds its resources until it ends, and counts as the round
-// counts it. The executor of HTTP jobs without an app counts against no
-// namespace (no namespace holds that app). A job or app deregistered
-// meanwhile counts nothing.
+// counts it. The executor of the namespace's HTTP jobs without an app
+// (jobs.HTTPApp, which no namespace holds) counts as app.HTTPOnly's, as
+// the round counts it. A job or app deregistered meanwhile counts nothing.
 func (tn Tenancy) InUse(ctx context.Context) (namespace.Resources, error) {
 	var in namespace.Resources
 	running, err := tn.r.Work().RunningTasks(ctx)
@@ -54,7 +56,10 @@ func (tn Tenancy) InUse(ctx context.Context) (namespace.Resources, error) {
 		add(job, ids)
 	}
 	for _, appName := range executors {
-		if a, err := tn.r.Config().App(ctx, appName); err == nil {
+		if jobs.IsHTTPApp(appName) {
+			h := app.HTTPOnly()
+			in = in.Add(namespace.Resources{CPUCount: h.CPUCount, MemoryMB: h.MemoryMB})
+		} else if a, err := tn.r.Config().App(ctx, appName); err == nil {
 			in = in.Add(namespace.Resources{CPUCount: a.CPUCount, MemoryMB: a.MemoryMB})
 		}
 	}

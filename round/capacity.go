@@ -3,7 +3,6 @@ package round
 import (
 	"container/heap"
 
-	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/task"
@@ -182,11 +181,13 @@ func (c *cand) shards() offers.Resources {
 }
 
 // execOwner is the namespace an app's executor is charged to: its app's
-// (docs/tenancy.md). The executor of a namespace's HTTP jobs that name no
-// app (jobs.HTTPApp) counts against none, as the API's usage shows it
-// (no namespace holds that app).
+// (docs/tenancy.md). That holds for the executor of a namespace's HTTP
+// jobs that name no app (jobs.HTTPApp) too: it runs that namespace's work
+// alone, and on Kubernetes its share is in each of the namespace's pods,
+// which its ResourceQuota counts (a round that left it out let pods past
+// the quota's room).
 func execOwner(appName string) (string, bool) {
-	if appName == "" || jobs.IsHTTPApp(appName) {
+	if appName == "" {
 		return "", false
 	}
 	return namespace.Of(appName), true

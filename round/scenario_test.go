@@ -135,6 +135,9 @@ func parseView(t *testing.T, file string, line int, in []string) View {
 			if m["daemon"] != "" {
 				j.JobExecutionType = jobs.Daemon
 			}
+			if m["http"] != "" { // an HTTP job; without app=, it runs in its namespace's HTTP executor
+				j.JobType = jobs.TypeHTTP
+			}
 			j.Preemptible = m["preemptible"] != ""
 			if s := m["clusters"]; s != "" {
 				j.Clusters = strings.Split(s, ",")

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ejcloud/elasticjob/app"
+	"github.com/ejcloud/elasticjob/jobs"
 	"github.com/ejcloud/elasticjob/namespace"
 	"github.com/ejcloud/elasticjob/offers"
 	"github.com/ejcloud/elasticjob/task"
@@ -77,6 +79,9 @@ func idleExecutors(execs map[offers.ExecutorKey]bool, running map[string]map[int
 			continue
 		}
 		a, ok := cat.App(k.App)
+		if jobs.IsHTTPApp(k.App) { // the namespace's HTTP executor: no app of it is stored
+			a, ok = app.HTTPOnly(), true
+		}
 		if !ok {
 			continue
 		}

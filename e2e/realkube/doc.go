@@ -28,7 +28,10 @@
 // server's dry run refuses at registration); kube_binding=kube-scheduler, with the cluster's
 // kube-scheduler (started with K8S_SCHED=1) binding pinned pods, an unschedulable one a miss;
 // two teams on the node (teams_test.go: search's cron fires under pay's burst start within the
-// kubelet's own start time, measured on bare pods, plus 1 s); the default install,
+// kubelet's own start time, measured on bare pods, plus 1 s); HTTP jobs without an app in
+// three namespaces (httpjob_test.go: each shard a pod of its namespace's Kubernetes namespace
+// calling the test's endpoint once, a 500 a failure, a quota that the HTTP executor's share
+// would pass holding the fire); the default install,
 // deploy/kubernetes/base applied with kubectl apply -k through a test-only overlay (install_test.go: the scheduler in a pod of its Deployment, on a claim,
 // running jobs with Secrets, ConfigMaps, a service account and a claim of their own, the
 // objects applied with kubectl, and upgraded to kube_binding=kube-scheduler by applying
