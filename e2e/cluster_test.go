@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -47,16 +48,20 @@ func clusterScript(t *testing.T, env []string, cmd, dir string) (string, string,
 	return out.String(), errb.String(), code
 }
 
-// consecutivePorts finds n consecutive free loopback ports.
+// consecutivePorts finds n consecutive free loopback ports below the kernel's
+// ephemeral range: cluster.sh starts ZooKeeper and MariaDB before its
+// schedulers bind, and a port in the ephemeral range checked free can be
+// taken meanwhile as the local port of any outgoing connection or port-0
+// listener on the machine (a scheduler then failed with "address already in
+// use"); below it only another listener picking a fixed port can.
 func consecutivePorts(t *testing.T, n int) int {
 	t.Helper()
-	for range 50 {
-		base := harness.FreePort(t)
-		if base+n > 65535 {
-			continue
-		}
+	lo := ephemeralLow()
+	const floor = 20000
+	for range 200 {
+		base := floor + rand.IntN(max(lo-floor-n, 1))
 		ok := true
-		for p := base + 1; p < base+n && ok; p++ {
+		for p := base; p < base+n && ok; p++ {
 			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 			if ok = err == nil; ok {
 				ln.Close()
@@ -66,8 +71,25 @@ func consecutivePorts(t *testing.T, n int) int {
 			return base
 		}
 	}
-	t.Fatalf("no %d consecutive free ports", n)
+	t.Fatalf("no %d consecutive free ports between %d and %d", n, floor, lo)
 	return 0
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	if lo, err := strconv.Atoi(f[0]); err == nil && lo > 20000+100 {
+		return lo
+	}
+	return 32768
 }
 
 func needClusterServices(t *testing.T) {
