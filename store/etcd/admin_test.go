@@ -203,8 +203,20 @@ func TestMaintenanceAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.CompactedTo == 0 || len(res.Defragmented) != 1 {
-		t.Errorf("pass = %+v, want a compaction and one member defragmented", res)
+	if res.CompactedTo == 0 {
+		t.Errorf("pass = %+v, want a compaction", res)
+	}
+	// The space the compaction freed shows in the member's status once its
+	// backend commits (etcd batches those, every 100 ms and later under
+	// load): until then a pass finds nothing free and rightly defragments
+	// nothing, so the passes go on until one does, within a bound.
+	for until := time.Now().Add(20 * time.Second); len(res.Defragmented) == 0 && time.Now().Before(until); {
+		if res, err = m.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.Defragmented) != 1 {
+		t.Errorf("pass = %+v, want one member defragmented", res)
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(NewClusterCollector(a))
