@@ -14,7 +14,7 @@ const (
 // task_unreachable_timeout, GONE, UNKNOWN, DROPPED…). Unless the master
 // said TASK_DROPPED (NeverStarted: it runs again) the agent may have
 // started it while it was out of sight (a launch in flight when the agent
-// was partitioned reaches it when the partition heals), so without the
+// was partitioned may reach it when the partition heals), so without the
 // job's failover flag the shard does not run again, which could run the
 // fire twice, and the words say so. again: it runs again (failover, a
 // retry within the run).

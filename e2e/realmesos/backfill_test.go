@@ -56,6 +56,11 @@ func TestBackfillAndDeadlinesOnRealMesos(t *testing.T) {
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		at, task, _ := strings.Cut(l, " ")
+		if at == "" {
+			// The job's own cron fire (no nominal instant): the test runs at any
+			// time of the hour, so a :x0 instant can fall inside it.
+			continue
+		}
 		if a := s.taskAgent(task); a != agentID {
 			t.Fatalf("task %s ran on %q, not on the real agent %s", task, a, agentID)
 		}
