@@ -68,3 +68,6 @@ func (c *CPUCap) Release() error {
 	}
 	return c.g.Remove(5 * time.Second)
 }
+
+// ThrottledTime is how long the group has been held back by its quota, in seconds.
+func (c *CPUCap) ThrottledTime() float64 { return c.g.Stats().ThrottledTime.Seconds() }

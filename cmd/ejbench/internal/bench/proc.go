@@ -333,3 +333,23 @@ func MachineBusy() float64 {
 	}
 	return busy / ClkTck
 }
+
+// RunDelay returns how long pid's threads have waited on a runqueue, summed, in
+// seconds (the second field of /proc/PID/task/*/schedstat): time they could run
+// but did not, for other processes or for their cgroup's quota. Threads that have
+// ended are not counted.
+func RunDelay(pid int) float64 {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns float64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if fs := strings.Fields(string(b)); len(fs) >= 2 {
+			v, _ := strconv.ParseFloat(fs[1], 64)
+			ns += v
+		}
+	}
+	return ns / 1e9
+}

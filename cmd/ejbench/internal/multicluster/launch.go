@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -286,9 +287,12 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 	}
 	ml0, k0 := mesosCPU(mls), kubeStats(ctx, kcs)
 	var runnable0, throttled0 int64
+	var held0 float64
 	if cpuCap != nil {
 		runnable0, throttled0 = cpuCap.Periods()
+		held0 = cpuCap.ThrottledTime()
 	}
+	busy0, delay0 := bench.MachineBusy(), bench.RunDelay(p.PID())
 	bench.Logf("%s: observing %s (load average %s)", sc, o.Window, load0)
 	var prof string
 	profDone, blockDone := make(chan error, 1), make(chan error, 1)
@@ -323,6 +327,7 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 		return runResult{}, err
 	}
 	ml1, k1 := mesosCPU(mls), kubeStats(ctx, kcs)
+	busy1, delay1 := bench.MachineBusy(), bench.RunDelay(p.PID())
 	win := at1.Sub(at0).Seconds()
 	launched := m1.Sum("elasticjob_tasks_launched_total") - m0.Sum("elasticjob_tasks_launched_total")
 	rate := launched / win
@@ -344,9 +349,14 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 		fmt.Sprintf("%s; %.0f %%; %.0f %%", perLaunch, 100*cpu/win, 100*(ml1-ml0)/win), "", nil)
 	if cpuCap != nil {
 		runnable, throttled := cpuCap.Periods()
-		r.Add(sc, "scheduler held to (CPUs); its 100 ms periods that ran out of that quota",
-			fmt.Sprintf("%g; %.0f %%", cpuCap.CPUs, 100*float64(throttled-throttled0)/float64(max(1, runnable-runnable0))), "", nil)
+		r.Add(sc, "scheduler held to (CPUs); its 100 ms periods that ran out of that quota; time held back by it",
+			fmt.Sprintf("%g; %.0f %%; %.0f %%", cpuCap.CPUs, 100*float64(throttled-throttled0)/float64(max(1, runnable-runnable0)),
+				100*(cpuCap.ThrottledTime()-held0)/win), "", nil)
 	}
+	// Whether the scheduler's time off its core is its own (blocked) or the machine's:
+	// its threads' runqueue wait (quota throttling included) against every core's use.
+	r.Add(sc, "machine's cores busy (% of all); the scheduler's threads' runqueue wait (thread-s per s, its quota's included)",
+		fmt.Sprintf("%.0f %% of %d; %.2f", 100*(busy1-busy0)/win/float64(runtime.NumCPU()), runtime.NumCPU(), (delay1-delay0)/win), "", nil)
 	for i := range kcs {
 		a, b := k0[i], k1[i]
 		r.Add(sc, fmt.Sprintf("%s: pods created/s; API requests/s, the scheduler's / all; its processes' %% of one core (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", names[len(mls)+i]),
