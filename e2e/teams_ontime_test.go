@@ -160,7 +160,7 @@ func (s *scheduler) stagedAt(id string) (time.Time, bool) {
 			CreationTime time.Time `json:"creationTime"`
 		} `json:"rows"`
 	}
-	_ = json.Unmarshal(s.must(http.MethodGet, "/api/job/events/statusTraces?namespace=search&taskId="+url.QueryEscape(id), nil), &page)
+	s.getJSON("/api/job/events/statusTraces?namespace=search&taskId="+url.QueryEscape(id), &page)
 	for _, r := range page.Rows {
 		if r.State == "TASK_STAGING" {
 			return r.CreationTime, true
