@@ -29,6 +29,19 @@ import (
 // (the first run's when 1 is not among them).
 func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
+	if o.SchedCore {
+		_, rest, err := bench.SplitCPUs()
+		if err != nil {
+			return fmt.Errorf("-mc-sched-core: %w", err)
+		}
+		// Pinned first, so that every process the runs start (children inherit the group)
+		// is on the other CPUs; the scheduler is moved to its own as it starts.
+		pin, err := bench.PinCPUs(os.Getpid(), "rest", rest)
+		if err != nil {
+			return fmt.Errorf("-mc-sched-core: %w", err)
+		}
+		defer func() { _ = pin.Release() }()
+	}
 	kwokBin := ""
 	if slices.ContainsFunc(o.Counts, func(m Mix) bool { return m.Kube > 0 }) {
 		bin, release, err := kubeSetup(ctx, o)
@@ -241,7 +254,15 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 		return runResult{}, err
 	}
 	var cpuCap *bench.CPUCap
-	defer func() { p.Stop(); _ = cpuCap.Release() }()
+	var pin *bench.CPUPin
+	defer func() { p.Stop(); _ = cpuCap.Release(); _ = pin.Release() }()
+	if o.SchedCore {
+		own, _, _ := bench.SplitCPUs()
+		if pin, err = bench.PinCPUs(p.PID(), fmt.Sprintf("sched-%d", p.PID()), own); err != nil {
+			return runResult{}, fmt.Errorf("-mc-sched-core: %w", err)
+		}
+		r.Note(fmt.Sprintf("%s: the scheduler ran on CPU %s alone, everything else on the others", sc, own))
+	}
 	if o.SchedCPUs > 0 {
 		if cpuCap, err = bench.CapCPU(p.PID(), o.SchedCPUs); err != nil {
 			return runResult{}, fmt.Errorf("-mc-sched-cpus %g: %w", o.SchedCPUs, err)

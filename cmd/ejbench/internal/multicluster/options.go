@@ -26,6 +26,7 @@ type Options struct {
 	Warmup     time.Duration
 	Window     time.Duration
 	SchedCPUs  float64 // clusters-launch: the scheduler held to this many CPUs in every run (0: not held)
+	SchedCore  bool    // clusters-launch: the scheduler on a CPU of its own, everything else on the others
 	Profile    bool    // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
 	Before     string  // clusters-launch: a bin dir of the code before, its scheduler run alternately with -bin's
 
@@ -46,6 +47,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RegisterBy, "mc-register-for", 120*time.Second, "clusters-launch: bound on registration")
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
 	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
+	fs.BoolVar(&o.SchedCore, "mc-sched-core", false, "clusters-launch: give the scheduler the machine's last CPU to itself and run everything else the runs start (the simulated clusters, their control planes, ejbench) on the others (cgroup v1 cpusets), so that a simulated control plane, which production runs on other machines, takes no CPU time from it")
 	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU and blocking profiles over each window (debug_pprof on), keep them as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.{cpu,block}.pprof and add the CPU profile's top to the report")
 	fs.StringVar(&o.Before, "mc-before", "", "clusters-launch: a bin directory built from the code before (e.g. git archive <commit> | tar -x -C /tmp/before && make -C /tmp/before build, then /tmp/before/bin): each run of -mc-clusters is run with its scheduler and then with -bin's (the simulated clusters are -bin's in both), each compared with its own 1 and the two with each other")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
