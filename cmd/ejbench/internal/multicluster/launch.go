@@ -185,12 +185,16 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 	defer cleanup()
 	var mls []*bench.MesosLocal
 	var kcs []*kubeCluster
+	var kubeDirs []string // -mc-kube-dir's, removed once their clusters have stopped
 	defer func() {
 		for _, ml := range mls {
 			ml.Stop()
 		}
 		for _, k := range kcs {
 			k.stop()
+		}
+		for _, d := range kubeDirs {
+			_ = os.RemoveAll(d)
 		}
 	}()
 	var list strings.Builder
@@ -214,6 +218,12 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 	for i := range m.Kube {
 		name := fmt.Sprintf("k%d", i+1)
 		d := filepath.Join(dir, name)
+		if o.KubeDir != "" {
+			if d, err = os.MkdirTemp(o.KubeDir, "ej-bench-"+name+"-"); err != nil {
+				return runResult{}, fmt.Errorf("-mc-kube-dir: %w", err)
+			}
+			kubeDirs = append(kubeDirs, d)
+		}
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return runResult{}, err
 		}

@@ -27,6 +27,7 @@ type Options struct {
 	Window     time.Duration
 	SchedCPUs  float64 // clusters-launch: the scheduler held to this many CPUs in every run (0: not held)
 	SchedCore  bool    // clusters-launch: the scheduler on a CPU of its own, everything else on the others
+	KubeDir    string  // clusters-launch: where the Kubernetes clusters keep their files, etcd's data included ("": the run's directory)
 	Profile    bool    // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
 	Before     string  // clusters-launch: a bin dir of the code before, its scheduler run alternately with -bin's
 
@@ -48,6 +49,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
 	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
 	fs.BoolVar(&o.SchedCore, "mc-sched-core", false, "clusters-launch: give the scheduler the machine's last CPU to itself and run everything else the runs start (the simulated clusters, their control planes, ejbench) on the others (cgroup v1 cpusets), so that a simulated control plane, which production runs on other machines, takes no CPU time from it")
+	fs.StringVar(&o.KubeDir, "mc-kube-dir", "", "clusters-launch: keep each Kubernetes cluster's files (its etcd's data included) in a new directory under this one, e.g. /dev/shm, so that its etcd's disk syncs, which production makes on other machines, do not queue with the scheduler's store's on this machine's disk (default: the run's directory)")
 	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU and blocking profiles over each window (debug_pprof on), keep them as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.{cpu,block}.pprof and add the CPU profile's top to the report")
 	fs.StringVar(&o.Before, "mc-before", "", "clusters-launch: a bin directory built from the code before (e.g. git archive <commit> | tar -x -C /tmp/before && make -C /tmp/before build, then /tmp/before/bin): each run of -mc-clusters is run with its scheduler and then with -bin's (the simulated clusters are -bin's in both), each compared with its own 1 and the two with each other")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
