@@ -29,7 +29,7 @@ import (
 // (the first run's when 1 is not among them).
 func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
-	if o.SchedCore {
+	if o.Apart.SchedCore {
 		_, rest, err := bench.SplitCPUs()
 		if err != nil {
 			return fmt.Errorf("-mc-sched-core: %w", err)
@@ -218,8 +218,8 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 	for i := range m.Kube {
 		name := fmt.Sprintf("k%d", i+1)
 		d := filepath.Join(dir, name)
-		if o.KubeDir != "" {
-			if d, err = os.MkdirTemp(o.KubeDir, "ej-bench-"+name+"-"); err != nil {
+		if o.Apart.KubeDir != "" {
+			if d, err = os.MkdirTemp(o.Apart.KubeDir, "ej-bench-"+name+"-"); err != nil {
 				return runResult{}, fmt.Errorf("-mc-kube-dir: %w", err)
 			}
 			kubeDirs = append(kubeDirs, d)
@@ -266,16 +266,16 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 	var cpuCap *bench.CPUCap
 	var pin *bench.CPUPin
 	defer func() { p.Stop(); _ = cpuCap.Release(); _ = pin.Release() }()
-	if o.SchedCore {
+	if o.Apart.SchedCore {
 		own, _, _ := bench.SplitCPUs()
 		if pin, err = bench.PinCPUs(p.PID(), fmt.Sprintf("sched-%d", p.PID()), own); err != nil {
 			return runResult{}, fmt.Errorf("-mc-sched-core: %w", err)
 		}
 		r.Note(fmt.Sprintf("%s: the scheduler ran on CPU %s alone, everything else on the others", sc, own))
 	}
-	if o.SchedCPUs > 0 {
-		if cpuCap, err = bench.CapCPU(p.PID(), o.SchedCPUs); err != nil {
-			return runResult{}, fmt.Errorf("-mc-sched-cpus %g: %w", o.SchedCPUs, err)
+	if o.Apart.SchedCPUs > 0 {
+		if cpuCap, err = bench.CapCPU(p.PID(), o.Apart.SchedCPUs); err != nil {
+			return runResult{}, fmt.Errorf("-mc-sched-cpus %g: %w", o.Apart.SchedCPUs, err)
 		}
 	}
 	if err := awaitLeader(p); err != nil {

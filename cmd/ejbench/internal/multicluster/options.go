@@ -25,16 +25,22 @@ type Options struct {
 	RegisterBy time.Duration
 	Warmup     time.Duration
 	Window     time.Duration
-	SchedCPUs  float64 // clusters-launch: the scheduler held to this many CPUs in every run (0: not held)
-	SchedCore  bool    // clusters-launch: the scheduler on a CPU of its own, everything else on the others
-	KubeDir    string  // clusters-launch: where the Kubernetes clusters keep their files, etcd's data included ("": the run's directory)
-	Profile    bool    // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
-	Before     string  // clusters-launch: a bin dir of the code before, its scheduler run alternately with -bin's
+	Apart      Apart  // clusters-launch: what keeps the simulated clusters from the scheduler's CPU and disk
+	Profile    bool   // clusters-launch: the scheduler's CPU profile over each window, kept in $TMPDIR
+	Before     string // clusters-launch: a bin dir of the code before, its scheduler run alternately with -bin's
 
 	MoveJobs  int           // clusters-move: jobs firing every second
 	Phase     time.Duration // clusters-move: one phase (calm, moves, calm, drain, …)
 	Cycles    int           // clusters-move: calm/moves/calm/drain cycles
 	MoveEvery time.Duration // clusters-move: a move this often in a moves phase
+}
+
+// Apart is what keeps a clusters-launch run's simulated clusters, which production runs on
+// other machines, from taking the scheduler's CPU and disk on this one.
+type Apart struct {
+	SchedCPUs float64 // the scheduler held to this many CPUs in every run (0: not held)
+	SchedCore bool    // the scheduler on a CPU of its own, everything else on the others
+	KubeDir   string  // where the Kubernetes clusters keep their files, etcd's data included ("": the run's directory)
 }
 
 // Flags registers the family's flags on fs.
@@ -47,9 +53,9 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Period, "mc-period", 10, "clusters-launch: seconds between a job's fires, dividing 60 (10: ≈ 5,500 shard launches/s asked at 10,000 jobs, over what one scheduler sustains here)")
 	fs.DurationVar(&o.RegisterBy, "mc-register-for", 120*time.Second, "clusters-launch: bound on registration")
 	fs.DurationVar(&o.Warmup, "mc-warmup", 10*time.Second, "clusters-launch: pause between registration and the window")
-	fs.Float64Var(&o.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
-	fs.BoolVar(&o.SchedCore, "mc-sched-core", false, "clusters-launch: give the scheduler the machine's last CPU to itself and run everything else the runs start (the simulated clusters, their control planes, ejbench) on the others (cgroup v1 cpusets), so that a simulated control plane, which production runs on other machines, takes no CPU time from it")
-	fs.StringVar(&o.KubeDir, "mc-kube-dir", "", "clusters-launch: keep each Kubernetes cluster's files (its etcd's data included) in a new directory under this one, e.g. /dev/shm, so that its etcd's disk syncs, which production makes on other machines, do not queue with the scheduler's store's on this machine's disk (default: the run's directory)")
+	fs.Float64Var(&o.Apart.SchedCPUs, "mc-sched-cpus", 1, "clusters-launch: hold the scheduler to this many CPUs (a cgroup's CFS quota) in every run, so that what else a run starts on this machine (a Kubernetes cluster's control plane, which production runs elsewhere) takes its CPU from the idle cores, not the scheduler's; 0: not held")
+	fs.BoolVar(&o.Apart.SchedCore, "mc-sched-core", false, "clusters-launch: give the scheduler the machine's last CPU to itself and run everything else the runs start (the simulated clusters, their control planes, ejbench) on the others (cgroup v1 cpusets), so that a simulated control plane, which production runs on other machines, takes no CPU time from it")
+	fs.StringVar(&o.Apart.KubeDir, "mc-kube-dir", "", "clusters-launch: keep each Kubernetes cluster's files (its etcd's data included) in a new directory under this one, e.g. /dev/shm, so that its etcd's disk syncs, which production makes on other machines, do not queue with the scheduler's store's on this machine's disk (default: the run's directory)")
 	fs.BoolVar(&o.Profile, "mc-profile", false, "clusters-launch: take the scheduler's CPU and blocking profiles over each window (debug_pprof on), keep them as $TMPDIR/ej-bench-clusters-launch-<clusters>-<n>.{cpu,block}.pprof and add the CPU profile's top to the report")
 	fs.StringVar(&o.Before, "mc-before", "", "clusters-launch: a bin directory built from the code before (e.g. git archive <commit> | tar -x -C /tmp/before && make -C /tmp/before build, then /tmp/before/bin): each run of -mc-clusters is run with its scheduler and then with -bin's (the simulated clusters are -bin's in both), each compared with its own 1 and the two with each other")
 	fs.DurationVar(&o.Window, "mc-window", 60*time.Second, "clusters-launch: measurement window per cluster count")
@@ -78,8 +84,8 @@ func (o *Options) Parse() error {
 		return fmt.Errorf("-mc-agents, -mc-jobs, -mc-move-jobs and -mc-cycles must be positive")
 	case o.Period < 1 || 60%o.Period != 0:
 		return fmt.Errorf("-mc-period %d: a number of seconds dividing 60", o.Period)
-	case o.SchedCPUs < 0:
-		return fmt.Errorf("-mc-sched-cpus %g: a number of CPUs, or 0 for none", o.SchedCPUs)
+	case o.Apart.SchedCPUs < 0:
+		return fmt.Errorf("-mc-sched-cpus %g: a number of CPUs, or 0 for none", o.Apart.SchedCPUs)
 	case o.Phase < 4*time.Second || o.MoveEvery < time.Second:
 		return fmt.Errorf("-mc-phase must be at least 4s and -mc-move-every at least 1s")
 	}
