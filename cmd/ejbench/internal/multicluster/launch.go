@@ -30,10 +30,11 @@ import (
 func RunLaunch(ctx context.Context, env bench.Env, opt Options, r *bench.Report) error {
 	o := options{env, opt}
 	if o.Apart.SchedCore {
-		_, rest, err := bench.SplitCPUs()
+		own, rest, err := bench.SplitCPUs()
 		if err != nil {
 			return fmt.Errorf("-mc-sched-core: %w", err)
 		}
+		r.Note(fmt.Sprintf("clusters-launch: each scheduler ran on CPU %s alone, everything else on CPUs %s", own, rest))
 		// Pinned first, so that every process the runs start (children inherit the group)
 		// is on the other CPUs; the scheduler is moved to its own as it starts.
 		pin, err := bench.PinCPUs(os.Getpid(), "rest", rest)
@@ -271,7 +272,6 @@ func launchRun(ctx context.Context, o options, r *bench.Report, k runKey, bin, k
 		if pin, err = bench.PinCPUs(p.PID(), fmt.Sprintf("sched-%d", p.PID()), own); err != nil {
 			return runResult{}, fmt.Errorf("-mc-sched-core: %w", err)
 		}
-		r.Note(fmt.Sprintf("%s: the scheduler ran on CPU %s alone, everything else on the others", sc, own))
 	}
 	if o.Apart.SchedCPUs > 0 {
 		if cpuCap, err = bench.CapCPU(p.PID(), o.Apart.SchedCPUs); err != nil {
