@@ -19,8 +19,8 @@ import (
 // quota alone (CPUCap) bounds what the process gets, not that it gets it when it is
 // runnable.
 type CPUPin struct {
-	dir    string
-	parent string
+	dir  string
+	root string // the hierarchy's root cpuset, where Release moves what is left
 }
 
 // SplitCPUs names the last CPU (the measured process's) and the others (the rest's), as
@@ -63,7 +63,7 @@ func PinCPUs(pid int, name, cpus string) (*CPUPin, error) {
 			}
 		}
 	}
-	p := &CPUPin{dir: dir, parent: root}
+	p := &CPUPin{dir: dir, root: root}
 	if err := os.WriteFile(filepath.Join(dir, "cpuset.cpus"), []byte(cpus), 0); err != nil {
 		_ = p.Release()
 		return nil, fmt.Errorf("cpus %q: %w", cpus, err)
@@ -85,7 +85,7 @@ func (p *CPUPin) Release() error {
 	for {
 		if b, err := os.ReadFile(filepath.Join(p.dir, "cgroup.procs")); err == nil {
 			for _, f := range strings.Fields(string(b)) {
-				_ = os.WriteFile(filepath.Join(p.parent, "cgroup.procs"), []byte(f), 0) // a process exiting meanwhile is gone anyway
+				_ = os.WriteFile(filepath.Join(p.root, "cgroup.procs"), []byte(f), 0) // a process exiting meanwhile is gone anyway
 			}
 		}
 		err := os.Remove(p.dir)
