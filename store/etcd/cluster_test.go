@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -13,18 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejcloud/elasticjob/internal/loopback"
 	"github.com/ejcloud/elasticjob/store"
 )
 
-// freePort returns a loopback port nothing listens on now.
+// freePort returns a loopback port nothing listens on now (internal/loopback).
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := loopback.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // memberConfigs are the configs of an n-member loopback cluster with the

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ejcloud/elasticjob/internal/loopback"
 	"github.com/ejcloud/elasticjob/store/etcd"
 )
 
@@ -29,15 +29,14 @@ type Cluster struct {
 	Members []*etcd.Member // nil while a member is down
 }
 
-// FreePort is a loopback port nothing listens on now.
+// FreePort is a loopback port nothing listens on now (internal/loopback).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := loopback.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // Config is one member's config with fresh ports and directory and the

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejcloud/elasticjob/internal/loopback"
 )
 
 // ClkTck is USER_HZ, the unit of utime/stime in /proc/PID/stat. It is 100
@@ -26,15 +27,9 @@ var ClkTck = func() float64 {
 	return 100
 }()
 
-// FreePort asks the kernel for an unused loopback port.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort is an unused loopback port, outside the range the kernel gives
+// the harness's many client connections (internal/loopback).
+func FreePort() (int, error) { return loopback.Port() }
 
 // Scheduler is one scheduler process started by the harness.
 type Scheduler struct {
