@@ -175,6 +175,20 @@ test('triggers the job, sees it run on the status page, reads its stdout', async
   await shot('log-stderr');
 });
 
+// The tests' browser asks for reduced motion (lib/harness.js: software rendering drew the
+// status page's pulse at 11% of a core); without it the pulse moves, with it it stands still.
+test('the live pulse moves, and stands still with reduced motion', async () => {
+  await nav('#/status');
+  const pulse = () => page.evaluate(() => getComputedStyle(document.querySelector('#live i')).animationName);
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
+  try {
+    assert.equal(await pulse(), 'pulse');
+  } finally {
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+  }
+  assert.equal(await pulse(), 'none');
+});
+
 test('history pages and the cluster page render (no data is fine)', async () => {
   await nav('#/history/executions?jobName=' + JOB);
   await page.waitForSelector('#history-table .tw, #history-table .nodata, #history-table .alert');
