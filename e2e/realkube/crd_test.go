@@ -37,11 +37,7 @@ var objectNS string
 // kubectl runs the cluster's kubectl with the admin's kubeconfig.
 func kubectl(t testing.TB, stdin string, args ...string) (string, error) {
 	t.Helper()
-	bin, err := exec.Command(filepath.Join(k8sHome, "scripts/bin.sh")).Output()
-	if err != nil {
-		t.Fatalf("bin.sh: %v", err)
-	}
-	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(bin)), "kubectl"), args...)
+	cmd := exec.Command(filepath.Join(k8sBin, "kubectl"), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()

@@ -285,13 +285,9 @@ func TestInstalledScheduler(t *testing.T) {
 // deletion and garbage collection (to uninstall).
 func startControllers(t *testing.T) {
 	t.Helper()
-	bin, err := exec.Command(filepath.Join(k8sHome, "scripts/bin.sh")).Output()
-	if err != nil {
-		t.Fatalf("bin.sh: %v", err)
-	}
 	run := filepath.Dir(kubeconfig)
 	kcm := filepath.Join(run, "kcm.kubeconfig")
-	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(bin)), "kube-controller-manager"),
+	cmd := exec.Command(filepath.Join(k8sBin, "kube-controller-manager"),
 		"--kubeconfig", kcm, "--authentication-kubeconfig", kcm, "--authorization-kubeconfig", kcm,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(harness.FreePort(t)), "--leader-elect=false",
 		"--use-service-account-credentials=true", "--root-ca-file", filepath.Join(run, "pki/ca.crt"),

@@ -40,6 +40,7 @@ var (
 	executorBin  string // idem
 	imageBin     string // executor-image, for the Java tests' JRE images
 	kubeconfig   string
+	k8sBin       string                     // the cluster's binaries (kubectl, ctr, kube-controller-manager), from bin.sh once
 	importImage  func(tarball string) error // ctr images import into the node's containerd
 	admin        kubernetes.Interface
 	rec          *recorder
@@ -134,11 +135,13 @@ func setup(tmp, runDir string) error {
 	if out, err := start.CombinedOutput(); err != nil {
 		return fmt.Errorf("start.sh: %v\n%s", err, out)
 	}
+	// bin.sh checks every binary's SHA-256 each time it is called: once here, not per kubectl.
 	bin, err := exec.Command(filepath.Join(k8sHome, "scripts/bin.sh")).Output()
 	if err != nil {
 		return fmt.Errorf("bin.sh: %w", err)
 	}
-	ctr := filepath.Join(strings.TrimSpace(string(bin)), "ctr")
+	k8sBin = strings.TrimSpace(string(bin))
+	ctr := filepath.Join(k8sBin, "ctr")
 	importImage = func(tarball string) error {
 		imp := exec.Command(ctr, "-a", filepath.Join(runDir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "import", "--local", tarball)
 		if out, err := imp.CombinedOutput(); err != nil {
