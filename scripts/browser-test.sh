@@ -2,9 +2,10 @@
 # Browser tests of the web console: Debian's chromium driven by
 # playwright-core (pinned in browser/package-lock.json) against bin/scheduler
 # and bin/executor (built by `make build`, which must have run). Screenshots
-# of every page and the measured figures go to browser/artifacts/.
+# of every page (unless EJC_SHOTS=0) and the measured figures go to browser/artifacts/.
 #   EJC_BROWSER_JOBS=N   jobs seeded for the jobs-page measurement (10000)
 #   SKIP_BROWSER=1       skip these tests
+#   EJC_SHOTS=0          take no screenshots (scripts/test.sh: nobody looks at them there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -149,7 +149,7 @@ phase "browser tests (console in headless Chromium), in the background"
 # The real-Kubernetes tier drives the console's cluster page with the same Chromium and
 # playwright-core: the browser tier writes this file once they are installed.
 if [ -z "${SKIP_BROWSER:-}" ]; then export EJ_BROWSER_READY="$logs/browser.ready"; fi
-background browser bash scripts/browser-test.sh
+background browser env EJC_SHOTS="${EJC_SHOTS:-0}" bash scripts/browser-test.sh
 
 phase "waiting for the race build"
 finish race

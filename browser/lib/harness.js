@@ -123,6 +123,14 @@ function startProcess(name, args, dir, logName) {
   return { awaitOK, stop };
 }
 
+// screenshot saves target's screenshot (a page or a locator; opts as Playwright's) to
+// browser/artifacts/, for a person to look at: nothing reads them back. EJC_SHOTS=0
+// skips them, as make test does (a full page is a third of a CPU-second to draw and
+// encode, 124 of them in a run).
+export async function screenshot(target, opts) {
+  if (process.env.EJC_SHOTS !== '0') await target.screenshot(opts);
+}
+
 // launchBrowser starts Chromium with a fresh profile; opts.viewport and
 // opts.timezoneId (an IANA zone for the page's clock) override the defaults.
 export async function launchBrowser(opts = {}) {

@@ -7,13 +7,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 let s, br, page;
 const problems = [];
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `audit-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `audit-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
@@ -131,7 +131,7 @@ test('the API page lists every route of the document and opens one', async () =>
   assert.match(await page.innerText('#schema-TriggerResult'), /duplicate/);
   await op.scrollIntoViewIfNeeded();
   await shot('api');
-  await op.screenshot({ path: join(ARTIFACTS, 'audit-api-trigger.png') });
+  await screenshot(op, { path: join(ARTIFACTS, 'audit-api-trigger.png') });
 });
 
 test('both pages in zh', async () => {

@@ -9,13 +9,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 let s, br, page;
 const problems = [];
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `backfills-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `backfills-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((x) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = x; }, hash);

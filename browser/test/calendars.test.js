@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 // Hashes as `htpasswd -nbB NAME PASSWORD` writes them (apache2-utils).
 const USERS = `users:
@@ -31,7 +31,7 @@ let s, br, page, dir;
 const problems = [];
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `calendars-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `calendars-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((x) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = x; }, hash);

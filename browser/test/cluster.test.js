@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const ZK = process.env.EJ_TEST_ZK;
 let mesos, leader, standby, br, page;
@@ -17,7 +17,7 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await page.waitForSelector('#page[data-ready]:not([data-stale])');
 }
-const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `cluster-${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, { path: join(ARTIFACTS, `cluster-${name}.png`), fullPage: true });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, runPool, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, runPool, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const JOBS = Number(process.env.EJC_BROWSER_JOBS || 10000);
 const APP = 'demo_app';
@@ -17,7 +17,7 @@ const figures = {};
 
 async function shot(name) {
   const file = join(ARTIFACTS, `${String(++shotNo).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await screenshot(page, { path: file, fullPage: true });
 }
 // nav: go to a hash route and wait for that page to finish rendering
 async function nav(hash) {

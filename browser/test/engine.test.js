@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, watchPage, waitFor, logIn, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, logIn, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const APP = 'caps_app';
 const CAPS = ['checkpointing', 'executorSharing', 'logs', 'sandboxes', 'clusterView', 'capacity'];
@@ -15,7 +15,7 @@ let s, br, page, inFlight;
 const problems = [];
 const asked = []; // API paths the page requested
 
-const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `engine-${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, { path: join(ARTIFACTS, `engine-${name}.png`), fullPage: true });
 async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await waitFor(page, '#page[data-ready]:not([data-stale])', { inFlight, logPath: s.logPath });

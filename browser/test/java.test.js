@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const APP = 'java_app';
 let s, br, page, inFlight;
@@ -16,7 +16,7 @@ async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
   await waitFor(page, '#page[data-page][data-ready]:not([data-stale])', { inFlight, logPath: s.logPath });
 }
-const shot = (name) => page.screenshot({ path: join(ARTIFACTS, name + '.png'), fullPage: true });
+const shot = (name) => screenshot(page, { path: join(ARTIFACTS, name + '.png'), fullPage: true });
 const errOf = (field) => page.textContent(`.fr[data-field=${field}] .err`);
 
 before(async () => {

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const APP = 'lay_app';
 const LONG = 'settlement_reconciliation_for_partner_banks_eu_west';
@@ -115,7 +115,7 @@ test('a waiting job names the job holding what it needs and when it should free 
   const text = await holders.first().textContent();
   assert.match(text, /^waits for 1 CPU and 8 MB; job hog holds 3\.6 CPUs and 8 MB until it ends \(running \d+s(, its timeout|; no earlier run known| of its usual)/);
   assert.equal(await holders.first().getAttribute('data-holders'), 'hog');
-  await page.screenshot({ path: join(ARTIFACTS, 'layout-queue-holder.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'layout-queue-holder.png'), fullPage: true });
   await nav('#/jobs/waiter');
   await wait('#job-waiting .holders');
   assert.match(await page.textContent('#job-waiting'), /job hog holds 3\.6 CPUs/);
@@ -346,7 +346,7 @@ for (const [w, hgt] of [[1400, 900], [1024, 768]]) {
       for (const c of m.cut) bad.push(`${name}: ${c}`);
       for (const o of m.overlaps.slice(0, 5)) bad.push(`${name}: ${o}`);
       for (const o of [...new Set(m.read)].slice(0, 8)) bad.push(`${name}: ${o}`);
-      await page.screenshot({ path: join(ARTIFACTS, `layout-${w}-${name}.png`), fullPage: false });
+      await screenshot(page, { path: join(ARTIFACTS, `layout-${w}-${name}.png`), fullPage: false });
     }
     assert.deepEqual(bad, [], bad.join('\n'));
     assert.deepEqual(problems, []);

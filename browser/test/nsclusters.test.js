@@ -12,13 +12,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, launchBrowser, freePort, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, launchBrowser, freePort, ARTIFACTS, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 let s, br, page, dir;
 const problems = [];
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `nsclusters-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `nsclusters-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((x) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = x; }, hash);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 // Hashes as `htpasswd -nbB NAME PASSWORD` writes them (apache2-utils).
 const USERS = `users:
@@ -28,7 +28,7 @@ let s, br, page, dir;
 const problems = [];
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `nsusage-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `nsusage-${name}.png`), fullPage: true });
 }
 const login = (user, pass) => logIn(page, user, pass);
 const logout = () => logOut(page);

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const APP = 'op_app';
 const ZONE_MARK = /(?:[+-]\d\d:\d\d|UTC)$/;
@@ -72,7 +72,7 @@ test('a failed task\'s log opens on stderr with its state, exit code and failure
   assert.match(await page.textContent('#task-cause'), /exit code 3/);
   assert.equal(await page.locator('nav.tabs a.on[data-stream=stderr]').count(), 1, 'the stderr tab is open');
   await page.waitForFunction(() => /doomed on purpose/.test(document.getElementById('log').textContent));
-  await page.screenshot({ path: join(ARTIFACTS, 'op-failed-task-log.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'op-failed-task-log.png'), fullPage: true });
 
   // a task that finished opens on stdout, its state shown too
   const good = await ended('good', 2);
@@ -89,7 +89,7 @@ test('the jobs list shows each job\'s last result; a job\'s page each run\'s fai
   assert.match(await page.getAttribute('[data-result="bad"] a', 'title'), /exit code 3/);
   assert.match((await page.textContent('[data-result="good"]')).trim(), ZONE_MARK, 'the last result\'s time carries its zone');
   assert.match(await page.getAttribute('[data-result="bad"] a', 'href'), /^#\/logs\/bad/);
-  await page.screenshot({ path: join(ARTIFACTS, 'op-jobs-last-result.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'op-jobs-last-result.png'), fullPage: true });
 
   await nav('#/jobs/bad');
   await page.waitForFunction(() => [...document.querySelectorAll('th')].some((x) => x.textContent === 'Failure cause'));
@@ -108,7 +108,7 @@ test('history rows are dense: at least 15 visible at 1400×900', async () => {
   assert.ok(m.visible >= 15, `only ${m.visible} history rows are visible at 1400×900 (tallest ${m.tallest} px)`);
   const started = await page.$$eval('#history-table tbody tr td:nth-last-child(2)', (td) => td.map((x) => x.textContent.trim()));
   for (const v of started) assert.match(v, ZONE_MARK, `a start time without its zone: ${v}`);
-  await page.screenshot({ path: join(ARTIFACTS, 'op-history-dense.png') });
+  await screenshot(page, { path: join(ARTIFACTS, 'op-history-dense.png') });
 });
 
 test('a workflow\'s next fire is shown in its cron\'s zone, marked', async () => {
@@ -133,7 +133,7 @@ test('the registration\'s Warning: 299 is shown when registering and updating a 
   await page.click('#submit');
   await wait('.toast.api-warning');
   assert.match(await page.textContent('.toast.api-warning'), /Warning: executions will wait until the cluster grows: can never fit: it needs .* for the 8 shards/);
-  await page.screenshot({ path: join(ARTIFACTS, 'op-registration-warning.png') });
+  await screenshot(page, { path: join(ARTIFACTS, 'op-registration-warning.png') });
   await page.click('.toast.api-warning button.x');
   await nav('#/jobs/huge/edit');
   await page.fill('#f-description', 'still too big');

@@ -10,14 +10,14 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS, ROOT, WAIT_MS, logIn, logOut } from '../lib/harness.js';
+import { startScheduler, startMesosLocal, launchBrowser, ARTIFACTS, ROOT, WAIT_MS, logIn, logOut, screenshot } from '../lib/harness.js';
 
 let s, mesos, br, page, dir;
 const problems = [];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function shot(name) {
-  await page.screenshot({ path: join(ARTIFACTS, `retiring-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `retiring-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((x) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = x; }, hash);

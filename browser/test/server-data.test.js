@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 const APP = 'preview_app';
 let s, br, page;
@@ -66,7 +66,7 @@ test('the register form previews fire times computed by the server', async () =>
     await page.waitForFunction((w) => JSON.stringify([...document.querySelectorAll('#cron-preview li')].map((x) => x.textContent)) === w, JSON.stringify(want));
     assert.equal(await page.locator('.fr.bad[data-field=cron]').count(), 0);
   }
-  await page.screenshot({ path: join(ARTIFACTS, 'preview-server.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'preview-server.png'), fullPage: true });
 });
 
 test('a bad expression shows the server\'s message on the cron field', async () => {
@@ -174,7 +174,7 @@ test('every history column shows the API\'s data (Source, sharding item)', { tim
       if (col !== 'Failure cause') assert.notEqual(text, '', `column ${col} is empty in ${JSON.stringify(row)}`);
     }
   }
-  await page.screenshot({ path: join(ARTIFACTS, 'history-source.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'history-source.png'), fullPage: true });
 
   await nav('#/history/traces?jobName=hist');
   await page.waitForSelector('#history-table tbody tr');

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { startScheduler, startOIDCProvider, launchBrowser, freePort, logOut, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, startOIDCProvider, launchBrowser, freePort, logOut, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 // Hash as `htpasswd -nbB alice secret` writes it (apache2-utils).
 const USERS = `users:
@@ -28,7 +28,7 @@ const PASSWORD = 'verysecure'; // every example user's (internal/oidctest)
 let s, idp, br, page, dir;
 const problems = [];
 
-const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `sso-${name}.png`), fullPage: true });
+const shot = (name) => screenshot(page, { path: join(ARTIFACTS, `sso-${name}.png`), fullPage: true });
 const options = () => page.$$eval('#namespace option', (os) => os.map((o) => o.value));
 
 // signIn clicks the console's SSO button and fills the provider's form.

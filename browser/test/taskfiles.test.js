@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { startScheduler, launchBrowser, watchPage, waitFor, logIn, ROOT, ARTIFACTS, WAIT_MS } from '../lib/harness.js';
+import { startScheduler, launchBrowser, watchPage, waitFor, logIn, ROOT, ARTIFACTS, WAIT_MS, screenshot } from '../lib/harness.js';
 
 let s, br, page, inFlight, taskId;
 const problems = [];
@@ -57,7 +57,7 @@ test('a task\'s page lists the files it wrote, opens a directory and saves a fil
   await nav(`#/logs/${encodeURIComponent(taskId)}`);
   await waitFor(page, '#task-files[data-ready]', { inFlight, logPath: s.logPath });
   assert.deepEqual(await listed(), ['work/parts/', 'work/report.txt'], 'work/ first: directories, then files');
-  await page.screenshot({ path: join(ARTIFACTS, 'taskfiles-work.png'), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, 'taskfiles-work.png'), fullPage: true });
 
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('[data-download="work/report.txt"]')]);
   assert.equal(dl.suggestedFilename(), 'report.txt');

@@ -11,14 +11,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startScheduler, launchBrowser, ARTIFACTS, WAIT_MS, logIn } from '../lib/harness.js';
+import { startScheduler, launchBrowser, ARTIFACTS, WAIT_MS, logIn, screenshot } from '../lib/harness.js';
 
 let s, br, page, dir, shotNo = 0;
 const problems = [];
 
 async function shot(name) {
   await page.evaluate(() => document.querySelectorAll('#toasts .toast').forEach((x) => x.remove()));
-  await page.screenshot({ path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-${name}.png`), fullPage: true });
+  await screenshot(page, { path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 async function nav(hash) {
   await page.evaluate((h) => { const p = document.getElementById('page'); if (p) p.setAttribute('data-stale', ''); location.hash = h; }, hash);
@@ -327,11 +327,11 @@ test('a 50-node DAG is laid out readably', async () => {
     return [...document.querySelectorAll('#wf-graph g.dnode rect.box')].every((r) => { const b = r.getBoundingClientRect(); return b.left >= w.left - 1 && b.right <= w.right + 1 && b.top >= w.top - 1 && b.bottom <= w.bottom + 1; });
   });
   assert.ok(inView, 'after Fit every node is inside the visible area');
-  await page.locator('#wf-graph').screenshot({ path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-big-dag-fit.png`) });
+  await screenshot(page.locator('#wf-graph'), { path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-big-dag-fit.png`) });
   await page.click('#dag-100');
   await page.click('#dag-dir');
   await page.waitForSelector('#wf-graph svg.dag[data-dir]');
-  await page.locator('#wf-graph').screenshot({ path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-big-dag-other-direction.png`) });
+  await screenshot(page.locator('#wf-graph'), { path: join(ARTIFACTS, `wf-${String(++shotNo).padStart(2, '0')}-big-dag-other-direction.png`) });
 });
 
 test('zh and en', async () => {
