@@ -24,6 +24,7 @@ type Agent struct {
 	types   []string             // each call's Content-Type, in arrival order
 	stream  chan *executor.Event // current subscription
 	hangup  chan struct{}        // closes the current subscription
+	closed  bool                 // Close began: no new subscription
 	autoAck bool
 }
 
@@ -54,8 +55,14 @@ func (a *Agent) ContentTypes() []string {
 // Endpoint is the value for MESOS_AGENT_ENDPOINT (host:port).
 func (a *Agent) Endpoint() string { return strings.TrimPrefix(a.srv.URL, "http://") }
 
-// Close stops the agent and ends its subscription.
+// Close stops the agent and ends its subscription. An executor subscribes
+// again as soon as its stream ends: a subscription taken between the end of
+// the last one and the server's close would hold a connection open that
+// the server's Close waits for, so none is taken once Close began.
 func (a *Agent) Close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	a.Disconnect()
 	a.srv.CloseClientConnections()
 	a.srv.Close()
@@ -162,6 +169,11 @@ func (a *Agent) serveBatch(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, call *executor.Call) {
 	stream, hangup := make(chan *executor.Event, 64), make(chan struct{})
 	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		http.Error(w, "agent stopping", http.StatusServiceUnavailable)
+		return
+	}
 	if a.hangup != nil {
 		close(a.hangup)
 	}
