@@ -188,7 +188,7 @@ if [ -n "$k8s_home" ]; then pkgs=$(echo "$pkgs" | grep -v '/e2e/realkube$'); fi
 # internal/archtest) run without the race detector, beside the others: it has nothing to
 # find there and ran their property tests at a fifth of the speed (round: 71 CPU-s against
 # 14). Built as make build builds (CGO_ENABLED=0 -trimpath), they reuse its compiled packages.
-single=$(grep -v '^#' scripts/single-goroutine.txt | sed "s|^|$mod/|")
+single=$(grep -v -e '^#' -e '^[[:space:]]*$' scripts/single-goroutine.txt | sed "s|^|$mod/|")
 pkgs=$(echo "$pkgs" | grep -vxF "$single")
 background single env CGO_ENABLED=0 go test -count=1 -trimpath -p 1 -timeout 25m -ldflags=-w -exec "$PWD/scripts/testexec.sh" $single
 # go test starts the test binaries in the order it is given the packages, so the longest go
@@ -196,7 +196,7 @@ background single env CGO_ENABLED=0 go test -count=1 -trimpath -p 1 -timeout 25m
 # beside those that keep a core busy): in the order of go list, store/etcd (159 s) started
 # among the last, when little was left to run beside it and the machine went half idle. A package not
 # listed keeps its place in go list's order after these; a listed one that is gone is skipped.
-slow="e2e/soak e2e store/etcd e2e/realmesos e2e/ha api engine/mesos/embedded round election/etcd
+slow="e2e/soak e2e store/etcd e2e/realmesos e2e/ha api engine/mesos/embedded election/etcd
 	internal/archtest scheduler history executor deadline history/trace engine/mesos/embedded/tenant
 	history/replog e2e/hostile store/cache"
 pkgs=$(awk -v mod="$mod" 'NR == FNR { all[$0] = 1; rest[FNR] = $0; n = FNR; next }
